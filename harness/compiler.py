@@ -1,0 +1,231 @@
+"""CUDA C → PTX (for the emulator) and → sm_90 cubin (for the GPU and ptxas's resource report).
+
+NVRTC is the only front end on both machines, so the learner sees the same compiler messages
+everywhere. NVRTC and the CUDA headers come from the PyPI wheels (nvidia-cuda-nvrtc,
+cuda-bindings, nvidia-cuda-runtime, nvidia-cuda-cccl), which work with no GPU and no driver; a
+CUDA toolkit's include folder is used when the wheels' headers are absent. Results are cached on
+disk by source hash and options.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: the GPU we grade for; -lineinfo gives .loc lines so findings name the learner's file:line
+ARCH = "90"
+BASE_OPTIONS = ("-lineinfo", "-std=c++17")
+
+
+class CompilerUnavailable(RuntimeError):
+    """NVRTC could not be loaded: a setup problem, not the learner's."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    file: str  # file name as the learner knows it (e.g. kernel.cu)
+    line: int | None  # 1-based line in that file, None for messages without one
+    severity: str  # "error" | "warning" | "remark"
+    message: str  # the compiler's text, without the "file(line): error:" prefix
+    source_line: str | None = None  # the offending line as NVRTC quoted it
+
+
+@dataclass(frozen=True)
+class Resources:
+    kernel: str  # entry name as it appears in PTX
+    registers: int  # registers per thread
+    shared_bytes: int  # static shared memory per block
+    stack_bytes: int  # local memory (stack frame) per thread
+    spill_stores: int  # bytes
+    spill_loads: int  # bytes
+    barriers: int  # named barriers used
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    ok: bool  # True when NVRTC produced code
+    filename: str  # the learner's file name, used in every message
+    log: str  # NVRTC's whole log
+    diagnostics: tuple[Diagnostic, ...]  # the log, parsed and mapped to file:line
+    ptx: str | None = None  # PTX for compute_90 (ok only)
+    cubin: bytes | None = None  # sm_90 cubin (only from compile(..., cubin=True))
+    resources: dict[str, Resources] = field(default_factory=dict)  # per kernel, from ptxas -v
+    nvrtc_version: tuple[int, int] = (0, 0)
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "warning")
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:  # older cuda-python layout
+        try:
+            from cuda import nvrtc  # type: ignore[no-redef]
+        except ImportError as exc:
+            raise CompilerUnavailable(
+                "NVRTC is not installed: run `pip install nvidia-cuda-nvrtc cuda-bindings`"
+            ) from exc
+    return nvrtc
+
+
+def nvrtc_version() -> tuple[int, int]:
+    nvrtc = _nvrtc()
+    try:
+        _, major, minor = nvrtc.nvrtcVersion()
+    except Exception as exc:  # libnvrtc.so missing behind the bindings
+        raise CompilerUnavailable(f"NVRTC could not be loaded ({exc}); install nvidia-cuda-nvrtc") from exc
+    return int(major), int(minor)
+
+
+def include_dirs() -> list[str]:
+    """Folders holding cuda_fp16.h, cuda_bf16.h, cooperative_groups.h and the cccl headers."""
+    found: list[str] = []
+    try:
+        import nvidia  # namespace package of the NVIDIA wheels
+
+        for root in map(Path, nvidia.__path__):
+            for sub in ("cu13/include", "cu13/include/cccl", "cu12/include", "cuda_runtime/include",
+                        "cuda_cccl/include"):
+                if (root / sub).is_dir():
+                    found.append(str(root / sub))
+    except ImportError:
+        pass
+    if not any(Path(d, "cuda_fp16.h").exists() for d in found):
+        for env in ("CUDA_PATH", "CUDA_HOME"):
+            if os.environ.get(env):
+                found.append(str(Path(os.environ[env], "include")))
+        found.append("/usr/local/cuda/include")
+    have = [d for d in found if Path(d).is_dir()]
+    cccl = [str(Path(d, "cccl")) for d in have if Path(d, "cccl", "nv").is_dir()]
+    return list(dict.fromkeys(have + cccl))
+
+
+def _cache_dir() -> Path:
+    home = os.environ.get("KATA_HOME")
+    if home:
+        return Path(home) / "cache" / "compile"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("kata")) / "compile"
+
+
+_DIAG = re.compile(r"^(?P<file>[^\n()]+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|catastrophic error)"
+                   r"(?: #[\w-]+)?: (?P<msg>.*)$")
+
+
+def parse_log(log: str, filename: str) -> tuple[Diagnostic, ...]:
+    """Turn NVRTC's log into diagnostics; messages about headers are mapped to the learner's line
+    only when NVRTC names it, otherwise kept with the header's name."""
+    out: list[Diagnostic] = []
+    lines = log.splitlines()
+    for i, text in enumerate(lines):
+        m = _DIAG.match(text)
+        if not m:
+            continue
+        sev = "error" if "error" in m["sev"] else m["sev"]
+        quoted = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
+        out.append(Diagnostic(Path(m["file"]).name, int(m["line"]), sev, m["msg"].strip(), quoted))
+    if not out and ("error" in log.lower()):
+        out.append(Diagnostic(filename, None, "error", log.strip() or "NVRTC failed"))
+    return tuple(out)
+
+
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)'")
+_PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?.*?(?:, (\d+) bytes smem)?$")
+
+
+def parse_ptxas(log: str) -> dict[str, Resources]:
+    res: dict[str, Resources] = {}
+    name, frame = None, (0, 0, 0)
+    for text in log.splitlines():
+        if m := _PTXAS_ENTRY.search(text):
+            name, frame = m["name"], (0, 0, 0)
+        elif (m := _PTXAS_FRAME.search(text)) and name:
+            frame = tuple(int(g) for g in m.groups())
+        elif (m := _PTXAS_USED.search(text)) and name:
+            smem = re.search(r"(\d+) bytes smem", text)
+            res[name] = Resources(name, int(m[1]), int(smem[1]) if smem else 0, frame[0], frame[1], frame[2],
+                                  int(m[2] or 0))
+            name = None
+    return res
+
+
+def _run_nvrtc(source: str, filename: str, options: list[str], want: str) -> tuple[bool, str, bytes | str | None]:
+    nvrtc = _nvrtc()
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), filename.encode(), 0, [], [])
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise CompilerUnavailable(f"nvrtcCreateProgram failed: {err}")
+    try:
+        opts = [o.encode() for o in options]
+        (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        buf = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, buf)
+        log = buf.rstrip(b"\x00").decode(errors="replace")
+        if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            return False, log, None
+        if want == "ptx":
+            _, size = nvrtc.nvrtcGetPTXSize(prog)
+            buf = b" " * size
+            nvrtc.nvrtcGetPTX(prog, buf)
+            return True, log, buf.rstrip(b"\x00").decode()
+        _, size = nvrtc.nvrtcGetCUBINSize(prog)
+        buf = b" " * size
+        nvrtc.nvrtcGetCUBIN(prog, buf)
+        return True, log, bytes(buf)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
+            options: tuple[str, ...] = (), use_cache: bool = True) -> CompileResult:
+    """Compile CUDA C. Always produces PTX (compute_90); with cubin=True also an sm_90 cubin and
+    ptxas's per-kernel resource usage."""
+    version = nvrtc_version()
+    incs = include_dirs()
+    # Headers only when the learner asks for them: including cuda_fp16.h costs seconds.
+    base = list(BASE_OPTIONS) + [f"-I{d}" for d in incs] + list(options)
+    key = hashlib.sha256(json.dumps([source, filename, base, cubin, version]).encode()).hexdigest()[:32]
+    cache = _cache_dir() / key
+    if use_cache and (cache / "meta.json").exists():
+        try:
+            meta = json.loads((cache / "meta.json").read_text())
+            return CompileResult(
+                ok=meta["ok"], filename=filename, log=meta["log"],
+                diagnostics=parse_log(meta["log"], filename),
+                ptx=(cache / "kernel.ptx").read_text() if meta["ok"] else None,
+                cubin=(cache / "kernel.cubin").read_bytes() if meta["ok"] and cubin else None,
+                resources=parse_ptxas(meta.get("ptxas", "")), nvrtc_version=version)
+        except (OSError, KeyError, ValueError):
+            pass  # a damaged cache entry is recompiled
+    ok, log, ptx = _run_nvrtc(source, filename, base + [f"--gpu-architecture=compute_{ARCH}"], "ptx")
+    bin_, ptxas_log = None, ""
+    if ok and cubin:
+        ok2, ptxas_log, bin_ = _run_nvrtc(source, filename,
+                                          base + [f"--gpu-architecture=sm_{ARCH}", "--ptxas-options=-v"], "cubin")
+        if not ok2:  # ptxas rejected what NVVM accepted (e.g. too much shared memory)
+            ok, log = False, log + ptxas_log
+    result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename),
+                           ptx=ptx if ok else None, cubin=bin_ if ok else None,
+                           resources=parse_ptxas(ptxas_log), nvrtc_version=version)
+    if use_cache:
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            if ok:
+                (cache / "kernel.ptx").write_text(ptx)
+                if bin_ is not None:
+                    (cache / "kernel.cubin").write_bytes(bin_)
+            (cache / "meta.json").write_text(json.dumps({"ok": ok, "log": log, "ptxas": ptxas_log}))
+        except OSError:
+            pass  # a read-only cache only costs time
+    return result

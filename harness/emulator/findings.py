@@ -1,0 +1,54 @@
+"""What the emulator tells the learner: one Finding per problem, with its place in the source."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Every kind the emulator reports. The grader, the reports and the wrong-kernel tests use these names.
+KINDS = {
+    "out-of-bounds": "error",  # a global, shared or local access outside any allocation
+    "misaligned": "error",  # an access whose address is not a multiple of its size
+    "race-raw": "error",  # shared read of a value another thread wrote with no barrier between
+    "race-war": "error",  # shared write over a value another thread read with no barrier between
+    "race-waw": "error",  # two threads wrote the same shared word with no barrier between
+    "uninitialized-read": "error",  # a read of shared memory nobody wrote in this block
+    "divergent-barrier": "error",  # __syncthreads reached by part of a block only
+    "barrier-after-exit": "warning",  # a barrier completed because exited threads count as arrived
+    "deadlock": "error",  # no thread can make progress (barrier or warp-sync never satisfied)
+    "watchdog": "error",  # instruction budget or wall clock exhausted: probably a hang
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # one of KINDS
+    message: str  # one sentence a learner understands
+    file: str | None = None  # the learner's file, from .loc/.file
+    line: int | None = None  # 1-based line in that file
+    block: tuple[int, int, int] | None = None  # blockIdx of the first offending thread
+    thread: tuple[int, int, int] | None = None  # threadIdx of the first offending thread
+    address: int | None = None  # byte address (global) or offset in the block's shared memory
+    space: str | None = None  # "global" | "shared" | "local" | None
+    count: int = 1  # how many times this (kind, line) happened; only the first is described
+    detail: str = ""  # extra lines, e.g. the per-warp report of a deadlock
+    other_thread: tuple[int, int, int] | None = None  # for races: the thread on the other side
+    other_line: int | None = None  # for races: the line of the other access
+
+    @property
+    def severity(self) -> str:
+        return KINDS.get(self.kind, "error")
+
+    def where(self) -> str:
+        return f"{self.file or '?'}:{self.line if self.line is not None else '?'}"
+
+
+class EmulatorError(Exception):
+    """A problem the emulator cannot turn into a finding (bad PTX, bad launch arguments)."""
+
+
+class UnsupportedPTX(EmulatorError):
+    """An instruction the emulator does not implement; never a silent wrong answer."""
+
+    def __init__(self, opcode: str, file: str | None, line: int | None):
+        self.opcode, self.file, self.line = opcode, file, line
+        where = f" at {file}:{line}" if line is not None else ""
+        super().__init__(f"unsupported PTX instruction {opcode}{where}")
