@@ -1,0 +1,2 @@
+"""Commands: placeholder until its owner lands them."""
+commands: list = []
