@@ -171,7 +171,7 @@ def _run_nvrtc(source: str, filename: str, options: list[str], want: str) -> tup
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
         buf = b" " * size
         nvrtc.nvrtcGetProgramLog(prog, buf)
-        log = buf.rstrip(b"\x00").decode(errors="replace")
+        log = buf.decode(errors="replace").replace("\x00", "").strip()
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return False, log, None
         if want == "ptx":
