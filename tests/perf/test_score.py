@@ -1,0 +1,60 @@
+"""Roofline fractions, GTEPS, x library, tiers and geometric means (grader/score.py)."""
+import pytest
+
+from grader.score import Ceilings, geomean, roofline_time, score_case, summarize, tier
+
+H200 = Ceilings(bandwidth=4.3e12, fp32=66.9e12, bf16=989e12)
+
+
+def test_roofline_time_picks_the_larger_term():
+    t, bound = roofline_time({"bytes": 4 * 2**28, "flops": 2**28}, H200)
+    assert bound == "memory" and t == pytest.approx(4 * 2**28 / 4.3e12)
+    t, bound = roofline_time({"bytes": 3 * 4 * 4096**2, "flops": 2 * 4096**3}, H200)
+    assert bound == "compute" and t == pytest.approx(2 * 4096**3 / 66.9e12)
+    t, _ = roofline_time({"flops": 1e12}, H200, precision="bf16")
+    assert t == pytest.approx(1e12 / 989e12)
+
+
+def test_reduce_at_80_percent_of_roofline():
+    cost = {"bytes": 4 * 2**28, "flops": 2**28}
+    t, _ = roofline_time(cost, H200)
+    s = score_case({"n": 2**28}, "roofline", t / 0.8, cost, H200, baseline_s=t / 0.95)
+    assert s.value == pytest.approx(0.8) and s.baseline_value == pytest.approx(0.95)
+    assert s.speedup_vs_baseline == pytest.approx(0.8 / 0.95)
+    assert s.achieved_bandwidth == pytest.approx(0.8 * 4.3e12)
+    assert not s.flags
+
+
+def test_gteps_and_library_metrics():
+    g = score_case({}, "gteps", 0.01, {"edges": 5e7, "bytes": 1}, H200, baseline_s=0.02)
+    assert g.value == pytest.approx(5.0) and g.baseline_value == pytest.approx(2.5)
+    lib = score_case({}, "library", 2e-3, {"flops": 1}, H200, baseline_s=1.5e-3)
+    assert lib.value == pytest.approx(0.75) and lib.baseline_value == 1.0
+
+
+def test_suspicious_results_are_flagged():
+    cost = {"bytes": 4 * 2**28}
+    t, _ = roofline_time(cost, H200)
+    fast = score_case({}, "roofline", t / 1.3, cost, H200, baseline_s=t * 20)
+    assert any("flagged for review" in f for f in fast.flags)
+    assert any("above the hardware's ceiling" in f for f in fast.flags)
+
+
+def test_tiers():
+    targets = {"pass": 0.5, "good": 0.75, "excellent": 0.9}
+    assert [tier(v, targets) for v in (0.1, 0.5, 0.8, 0.95)] == ["fail", "pass", "good", "excellent"]
+
+
+def test_geomean():
+    assert geomean([0.5, 0.8]) == pytest.approx((0.5 * 0.8) ** 0.5)
+    assert geomean([]) == 0.0 and geomean([0.5, 0.0]) == 0.0
+
+
+def test_summary_combines_shapes_geometrically():
+    cost = {"bytes": 1e9}
+    t, _ = roofline_time(cost, H200)
+    cases = [score_case({"n": i}, "roofline", t / v, cost, H200, baseline_s=t / 0.9) for i, v in enumerate((0.6, 0.9))]
+    s = summarize(cases, "roofline", {"pass": 0.5, "good": 0.75, "excellent": 0.9}, "")
+    assert s.value == pytest.approx((0.6 * 0.9) ** 0.5) and s.tier == "pass"
+    assert s.baseline_value == pytest.approx(0.9)
+    assert "good needs 75%" in s.next_target and "pass" in s.headline()
