@@ -1,0 +1,36 @@
+"""Reduce: inputs, the float64 sum, the compulsory traffic, and the scale of the float32 error."""
+import math
+
+import numpy as np
+
+
+def generate(rng: np.random.Generator, n: int, dist: str = "mixed", **_) -> dict:
+    if dist == "offset":
+        # Large offsets: a float32 running sum loses the low digits of every addend.
+        x = 1.0e4 + rng.uniform(-1.0, 1.0, n)
+    elif dist == "negative":
+        x = -(rng.exponential(1.0, n) + 0.1)
+    elif dist == "mixed":
+        # Mixed signs and scales around a non-zero mean, so dropping elements changes the sum.
+        x = rng.normal(0.75, 2.0, n) * rng.choice([0.01, 1.0, 10.0], n, p=[0.2, 0.7, 0.1])
+    else:
+        raise ValueError(f"unknown dist {dist!r}")
+    return {"x": x.astype(np.float32)}
+
+
+def reference(inputs: dict, n: int, **_) -> dict:
+    return {"out": np.array([inputs["x"].astype(np.float64).sum()])}
+
+
+def cost(n: int, **_) -> dict:
+    return {"bytes": 4 * n + 4, "flops": n}
+
+
+def error_scale(inputs: dict, n: int, **_) -> dict:
+    # Tree and atomic sums err by O(log2 n) roundings, each relative to the magnitudes summed.
+    return {"out": np.array([math.log2(max(n, 2)) * float(np.abs(inputs["x"].astype(np.float64)).sum())])}
+
+
+def baseline(torch, inputs: dict, **_):
+    x = inputs["x"]
+    return lambda: torch.sum(x)
