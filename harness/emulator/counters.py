@@ -1,0 +1,258 @@
+"""Memory and issue counters per instruction and per source line, from the engine's observer hooks.
+
+What a profiler would tell the learner, computed exactly from the addresses each warp touched:
+
+- global: requests (one per warp per instruction), 32-byte sectors touched, and the ideal sector
+  count for that many active lanes (ceil(lanes x size / 32)); bytes the lanes asked for.
+- shared: requests and wavefronts. 32 banks of 4 bytes; a request costs as many wavefronts as the
+  most distinct words any one bank must serve (lanes reading the same word share it). 8- and
+  16-byte accesses are split into 2 and 4 phases of 16 and 8 lanes, as the hardware does, so a
+  conflict-free float4 access costs 4 wavefronts and that is also its ideal.
+- issue: warp instructions, active lanes (branch efficiency = lanes / (32 x warp instructions)),
+  and the instruction mix by opcode family.
+
+Issued groups span warps and blocks; a warp is (linear block, tid // 32).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .observer import Observer
+
+_SPACES = ("global", "shared", "local", "const", "param")
+_FIELDS = ("instructions", "active_lanes",
+           "global_load_requests", "global_load_sectors", "global_load_ideal_sectors",
+           "global_store_requests", "global_store_sectors", "global_store_ideal_sectors",
+           "global_atomic_requests", "shared_requests", "shared_wavefronts", "shared_ideal_wavefronts",
+           "shared_atomic_requests", "local_requests", "bytes_read", "bytes_written")
+_IX = {name: i for i, name in enumerate(_FIELDS)}
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counters of one instruction, one source line, or a whole launch."""
+
+    file: str | None  # the learner's file (None for the launch total)
+    line: int | None  # 1-based line, None for the launch total or code without .loc
+    instructions: int  # warp instructions issued
+    active_lanes: int  # lanes active over those instructions
+    global_load_requests: int  # warp-level global load requests
+    global_load_sectors: int  # 32-byte sectors those requests touched
+    global_load_ideal_sectors: int  # ceil(active lanes x bytes / 32) per request: perfect coalescing
+    global_store_requests: int
+    global_store_sectors: int
+    global_store_ideal_sectors: int
+    global_atomic_requests: int  # atom/red on global memory (warp-level)
+    shared_requests: int  # warp-level shared loads and stores
+    shared_wavefronts: int  # bank-conflict cost of those requests
+    shared_ideal_wavefronts: int  # ceil(active lanes x bytes / 128) per request: no conflicts
+    shared_atomic_requests: int
+    local_requests: int  # local memory (stack, spills) warp-level requests
+    bytes_read: int  # global bytes the lanes loaded (atomics count both ways)
+    bytes_written: int  # global bytes the lanes stored
+
+    @property
+    def branch_efficiency(self) -> float:
+        """Active lanes per issued warp instruction over 32 (1.0: no divergence, full warps)."""
+        return self.active_lanes / (32 * self.instructions) if self.instructions else 1.0
+
+    @property
+    def sectors_per_load_request(self) -> float:
+        return self.global_load_sectors / self.global_load_requests if self.global_load_requests else 0.0
+
+    @property
+    def sectors_per_store_request(self) -> float:
+        return self.global_store_sectors / self.global_store_requests if self.global_store_requests else 0.0
+
+    @property
+    def wavefronts_per_shared_request(self) -> float:
+        return self.shared_wavefronts / self.shared_requests if self.shared_requests else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(branch_efficiency=round(self.branch_efficiency, 4),
+                 sectors_per_load_request=round(self.sectors_per_load_request, 3),
+                 sectors_per_store_request=round(self.sectors_per_store_request, 3),
+                 wavefronts_per_shared_request=round(self.wavefronts_per_shared_request, 3))
+        return d
+
+
+def _tally(file, line, row: np.ndarray) -> Tally:
+    return Tally(file, line, *(int(v) for v in row))
+
+
+def family(opcode: str) -> str:
+    """The opcode family for the instruction mix: the base opcode, plus the state space for
+    memory operations (ld.global and ld.shared cost very differently)."""
+    parts = opcode.split(".")
+    if parts[0] in ("ld", "st", "atom", "red", "ldu") and len(parts) > 1 and parts[1] in _SPACES:
+        return f"{parts[0]}.{parts[1]}"
+    return parts[0]
+
+
+def _sorted_keys(keys: np.ndarray) -> np.ndarray:
+    if keys.size > 1 and (keys[1:] < keys[:-1]).any():
+        return np.sort(keys)
+    return keys
+
+
+def _group_sizes(keys: np.ndarray) -> np.ndarray:
+    """How many entries each distinct key has (order of keys is irrelevant)."""
+    k = _sorted_keys(keys)
+    if k.size == 0:
+        return np.zeros(0, np.int64)
+    edges = np.flatnonzero(k[1:] != k[:-1]) + 1
+    return np.diff(np.concatenate(([0], edges, [k.size])))
+
+
+def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """One sortable int64 per (a, b) pair, ordered by a then b."""
+    a0, b0 = a.min(), b.min()
+    span = int(b.max() - b0) + 1
+    if span * (int(a.max() - a0) + 1) < 2**62:
+        return (a - a0) * span + (b - b0)
+    order = np.lexsort((b, a))  # vast address ranges: rank the pairs instead of packing them
+    ranks = np.empty(a.size, np.int64)
+    a_s, b_s = a[order], b[order]
+    new = np.concatenate(([True], (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])))
+    ranks[order] = np.cumsum(new) - 1
+    return ranks
+
+
+def _distinct(keys: np.ndarray) -> int:
+    k = _sorted_keys(keys)
+    return int(k.size and 1 + np.count_nonzero(k[1:] != k[:-1]))
+
+
+class Counters(Observer):
+    """Counts per instruction; `per_line`, `total`, `mix` and `to_dict()` summarise them."""
+
+    findings: list = []  # counters never find problems; the attribute keeps the hook contract
+
+    def __init__(self) -> None:
+        self.on_kernel_start("", (1, 1, 1), (1, 1, 1), 0)
+
+    def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
+        block = tuple(int(v) for v in (tuple(block) + (1, 1, 1))[:3])
+        self.kernel = kernel
+        self._wpb = (block[0] * block[1] * block[2] + 31) // 32
+        self._rows: dict[int, np.ndarray] = {}  # pc -> counters (see _FIELDS)
+        self._meta: dict[int, tuple[str, str | None, int | None]] = {}  # pc -> opcode, file, line
+
+    def _row(self, inst) -> np.ndarray:
+        row = self._rows.get(inst.pc)
+        if row is None:
+            row = self._rows[inst.pc] = np.zeros(len(_FIELDS), np.int64)
+            self._meta[inst.pc] = (inst.opcode, inst.file, inst.line)
+        return row
+
+    def _warps(self, blocks, tids) -> np.ndarray:
+        return np.asarray(blocks, np.int64) * self._wpb + np.asarray(tids, np.int64) // 32
+
+    # ---- hooks -----------------------------------------------------------------------------
+    def on_issue(self, inst, blocks, tids) -> None:
+        n = len(tids)
+        if n == 0:
+            return
+        row = self._row(inst)
+        row[0] += _distinct(self._warps(blocks, tids))
+        row[1] += n
+
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
+        if len(tids) == 0:
+            return
+        row = self._row(inst)
+        warps = self._warps(blocks, tids)
+        size = int(size)
+        if space == "global":
+            self._global(row, op, warps, np.asarray(addrs, np.uint64).astype(np.int64), size)
+        elif space == "shared":
+            if op == "atom":
+                row[_IX["shared_atomic_requests"]] += _distinct(warps)
+            else:
+                self._shared(row, warps, np.asarray(tids, np.int64), np.asarray(addrs, np.int64), size)
+        elif space == "local":
+            row[_IX["local_requests"]] += _distinct(warps)
+
+    def _global(self, row, op, warps, addrs, size) -> None:
+        n = warps.size
+        if op == "atom":
+            row[_IX["global_atomic_requests"]] += _distinct(warps)
+            row[_IX["bytes_read"]] += n * size
+            row[_IX["bytes_written"]] += n * size
+            return
+        first, last = addrs >> 5, (addrs + size - 1) >> 5
+        sectors = first
+        w = warps
+        if (last != first).any():  # a misaligned or wide access straddles two sectors
+            more = last != first
+            sectors = np.concatenate((first, last[more]))
+            w = np.concatenate((warps, warps[more]))
+        lanes = _group_sizes(warps)
+        ideal = int(((lanes * size + 31) // 32).sum())
+        touched = _distinct(_pair_keys(w, sectors))
+        kind = "load" if op == "ld" else "store"
+        row[_IX[f"global_{kind}_requests"]] += lanes.size
+        row[_IX[f"global_{kind}_sectors"]] += touched
+        row[_IX[f"global_{kind}_ideal_sectors"]] += ideal
+        row[_IX["bytes_read" if op == "ld" else "bytes_written"]] += n * size
+
+    def _shared(self, row, warps, tids, addrs, size) -> None:
+        phases = max(1, size // 4)  # 8 B: two half-warp phases; 16 B: four quarter-warp phases
+        group = warps * phases + (tids & 31) // (32 // phases)
+        words = addrs >> 2
+        nw = max(1, (size + 3) // 4)
+        if nw > 1:
+            words = (words[:, None] + np.arange(nw)).ravel()
+            group = np.repeat(group, nw)
+        # Shared offsets lie inside one block's window (< 2^18 words), so (group, word) packs
+        # into one int64; np.unique then leaves each distinct word of each phase group once.
+        w0, g0 = words.min(), group.min()
+        span = int(words.max() - w0) + 1
+        keys = np.unique((group - g0) * span + (words - w0))
+        g = keys // span
+        bank = (keys % span + w0) & 31
+        g_rank = np.concatenate(([0], np.cumsum(g[1:] != g[:-1])))
+        per_bank = np.bincount(g_rank * 32 + bank, minlength=(int(g_rank[-1]) + 1) * 32)
+        lanes = _group_sizes(warps)
+        row[_IX["shared_requests"]] += lanes.size
+        row[_IX["shared_wavefronts"]] += int(per_bank.reshape(-1, 32).max(axis=1).sum())
+        row[_IX["shared_ideal_wavefronts"]] += int(np.maximum(1, (lanes * size + 127) // 128).sum())
+
+    # ---- summaries -------------------------------------------------------------------------
+    @property
+    def per_instruction(self) -> list[tuple[int, str, Tally]]:
+        """(pc, opcode, counters) for every instruction that ran, in program order."""
+        return [(pc, self._meta[pc][0], _tally(self._meta[pc][1], self._meta[pc][2], self._rows[pc]))
+                for pc in sorted(self._rows)]
+
+    @property
+    def per_line(self) -> dict[int | None, Tally]:
+        """Counters summed over the instructions of each source line."""
+        sums: dict[tuple, np.ndarray] = {}
+        for pc, row in self._rows.items():
+            key = self._meta[pc][1:]
+            sums[key] = sums.get(key, 0) + row
+        return {line: _tally(file, line, row) for (file, line), row in
+                sorted(sums.items(), key=lambda kv: (kv[0][1] is None, kv[0][1] or 0))}
+
+    @property
+    def total(self) -> Tally:
+        row = sum(self._rows.values(), np.zeros(len(_FIELDS), np.int64))
+        return _tally(None, None, row)
+
+    @property
+    def mix(self) -> dict[str, int]:
+        """Warp instructions issued per opcode family, most frequent first."""
+        out: dict[str, int] = {}
+        for pc, row in self._rows.items():
+            fam = family(self._meta[pc][0])
+            out[fam] = out.get(fam, 0) + int(row[0])
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "total": self.total.to_dict(), "mix": self.mix,
+                "per_line": [t.to_dict() for t in self.per_line.values()]}
+

@@ -1,0 +1,123 @@
+"""Counters with known answers: coalescing, strides, bank conflicts, divergence, instruction mix."""
+import json
+from dataclasses import fields
+
+import numpy as np
+
+from _observer_shim import Inst
+
+from harness.emulator.counters import _FIELDS, Counters, Tally, family
+
+BASE = 1 << 20
+
+
+def _ctr(block=(256, 1, 1), grid=(4, 1, 1)):
+    c = Counters()
+    c.on_kernel_start("k", grid, block, 0)
+    return c
+
+
+def _mem(c, space, op, addrs, line=7, tids=None, blocks=0, size=4, opcode=None):
+    addrs = np.asarray(addrs, np.uint64)
+    tids = np.arange(addrs.size) if tids is None else np.asarray(tids)
+    blocks = np.broadcast_to(np.asarray(blocks), tids.shape)
+    inst = Inst(opcode or f"{op}.{space}.f32", line * 10, "kernel.cu", line)
+    c.on_issue(inst, blocks, tids)
+    c.on_memory(inst, space, op, blocks, tids, addrs, size)
+    return c.per_line[line]
+
+
+def test_tally_fields_match_the_counter_rows():
+    assert [f.name for f in fields(Tally)][2:] == list(_FIELDS)
+
+
+def test_coalesced_float_loads_touch_4_sectors_per_request():
+    t = _mem(_ctr(), "global", "ld", BASE + 4 * np.arange(256))
+    assert t.global_load_requests == 8 and t.global_load_sectors == 32
+    assert t.sectors_per_load_request == 4.0 and t.global_load_ideal_sectors == 32
+    assert t.bytes_read == 1024
+
+
+def test_stride_32_float_loads_touch_32_sectors_per_request():
+    t = _mem(_ctr(), "global", "ld", BASE + 128 * np.arange(256))
+    assert t.sectors_per_load_request == 32.0 and t.global_load_ideal_sectors == 32
+
+
+def test_misaligned_and_vector_global_accesses():
+    t = _mem(_ctr(), "global", "st", BASE + 4 + 4 * np.arange(32))  # shifted by one float
+    assert (t.global_store_requests, t.global_store_sectors, t.global_store_ideal_sectors) == (1, 5, 4)
+    t = _mem(_ctr(), "global", "ld", BASE + 16 * np.arange(32), size=16)  # float4
+    assert (t.global_load_sectors, t.global_load_ideal_sectors) == (16, 16)
+    t = _mem(_ctr(), "global", "ld", np.full(32, BASE))  # everyone reads one value
+    assert (t.global_load_sectors, t.global_load_ideal_sectors) == (1, 4)
+
+
+def test_partial_warps_have_a_smaller_ideal():
+    t = _mem(_ctr(block=(40, 1, 1)), "global", "ld", BASE + 4 * np.arange(40))
+    assert t.global_load_requests == 2 and t.global_load_ideal_sectors == 4 + 1
+    assert t.branch_efficiency == 40 / 64
+
+
+def test_naive_transpose_column_read_is_a_32_way_bank_conflict():
+    lane = np.arange(32)
+    c = _ctr(block=(32, 32, 1))
+    for row in range(32):  # tile[threadIdx.x][threadIdx.y] for each warp (threadIdx.y = row)
+        t = _mem(c, "shared", "ld", (lane * 32 + row) * 4, tids=row * 32 + lane)
+    assert t.shared_requests == 32 and t.shared_wavefronts == 32 * 32
+    assert t.wavefronts_per_shared_request == 32.0 and t.shared_ideal_wavefronts == 32
+
+
+def test_padding_to_33_removes_the_conflict():
+    lane = np.arange(32)
+    c = _ctr(block=(32, 32, 1))
+    for row in range(32):
+        t = _mem(c, "shared", "ld", (lane * 33 + row) * 4, tids=row * 32 + lane)
+    assert t.wavefronts_per_shared_request == 1.0
+
+
+def test_shared_broadcast_wide_accesses_and_two_way_conflicts():
+    lane = np.arange(32)
+    assert _mem(_ctr(), "shared", "ld", np.zeros(32)).shared_wavefronts == 1  # broadcast
+    assert _mem(_ctr(), "shared", "ld", lane * 8).shared_wavefronts == 2  # stride 2: 2-way
+    t = _mem(_ctr(), "shared", "ld", lane * 8, size=8)  # float2: two half-warp phases
+    assert (t.shared_wavefronts, t.shared_ideal_wavefronts) == (2, 2)
+    t = _mem(_ctr(), "shared", "ld", lane * 16, size=16)  # float4: four quarter-warp phases
+    assert (t.shared_wavefronts, t.shared_ideal_wavefronts) == (4, 4)
+    t = _mem(_ctr(), "shared", "st", lane * 32, size=16)  # float4 at stride 32 B: 2-way per phase
+    assert t.shared_wavefronts == 8
+
+
+def test_groups_spanning_blocks_count_each_warp_once():
+    c = _ctr(block=(64, 1, 1), grid=(8, 1, 1))
+    blocks = np.repeat(np.arange(8), 64)
+    tids = np.tile(np.arange(64), 8)
+    t = _mem(c, "shared", "st", tids * 4, blocks=blocks, tids=tids)
+    assert (t.instructions, t.shared_requests, t.shared_wavefronts) == (16, 16, 16)
+    assert t.branch_efficiency == 1.0
+
+
+def test_atomics_local_and_unsorted_lanes():
+    c = _ctr()
+    perm = np.random.default_rng(0).permutation(256)
+    t = _mem(c, "global", "ld", BASE + 4 * perm, tids=perm, line=3)
+    assert t.global_load_sectors == 32 and t.global_load_requests == 8
+    t = _mem(c, "global", "atom", np.full(64, BASE), line=4, opcode="atom.global.add.f32")
+    assert t.global_atomic_requests == 2 and t.bytes_read == t.bytes_written == 256
+    t = _mem(c, "shared", "atom", np.zeros(64), line=5, opcode="atom.shared.add.u32")
+    assert t.shared_atomic_requests == 2 and t.shared_requests == 0
+    t = _mem(c, "local", "st", np.arange(32) * 4, line=6, opcode="st.local.u32")
+    assert t.local_requests == 1
+
+
+def test_mix_per_line_total_and_json():
+    c = _ctr()
+    _mem(c, "global", "ld", BASE + 4 * np.arange(256), line=3)
+    inst = Inst("add.f32", 1, "kernel.cu", 4)
+    c.on_issue(inst, np.zeros(16, np.int64), np.arange(16))
+    c.on_issue(Inst("bar.sync", 2, "kernel.cu", 5), np.zeros(256, np.int64), np.arange(256))
+    assert c.mix == {"ld.global": 8, "bar": 8, "add": 1}
+    assert c.per_line[4].branch_efficiency == 0.5
+    assert c.total.instructions == 17
+    d = json.loads(json.dumps(c.to_dict()))
+    assert d["total"]["global_load_sectors"] == 32 and [x["line"] for x in d["per_line"]] == [3, 4, 5]
+    assert family("ld.global.nc.v4.f32") == "ld.global" and family("shfl.sync.bfly.b32") == "shfl"
