@@ -264,11 +264,14 @@ class Store:
 
     def hints_taken(self, kata: str, *, since: float | None = None,
                     session_id: str | None = None) -> int:
-        """The highest hint index revealed (hints are revealed in order, so this is the count)."""
+        """The highest hint index revealed (hints are revealed in order, so this is the count),
+        in practice (session_id None) or in one interview session."""
         sql, values = "SELECT MAX(idx) FROM hints WHERE kata = ?", [kata]
         if since is not None:
             sql, values = sql + " AND time >= ?", values + [since]
-        if session_id is not None:
+        if session_id is None:
+            sql += " AND session_id IS NULL"
+        else:
             sql, values = sql + " AND session_id = ?", values + [session_id]
         return self._db.execute(sql, values).fetchone()[0] or 0
 
