@@ -112,7 +112,8 @@ class GpuBackend(Backend):
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.module = None
         self.entries: dict[str, list[KernelParam]] = {}
-        self.launches: list[tuple[str, int, int]] = []  # (kernel, block threads, dynamic shared) issued
+        # distinct (kernel, block threads, dynamic shared) issued, in order: the occupancy report's rows
+        self.launches: dict[tuple[str, int, int], None] = {}
         self._functions: dict[str, object] = {}
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kata-gpu-")
 
@@ -200,7 +201,7 @@ class GpuBackend(Backend):
                 values.append(_NUMPY.get(ptype, np.int32)(a))
         if shared > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = int(shared)
-        self.launches.append((entry, int(np.prod(block)), int(shared)))
+        self.launches.setdefault((entry, int(np.prod(block)), int(shared)))
         with self.stream:  # RawKernel launches on the current stream
             fn(tuple(int(g) for g in grid), tuple(int(b) for b in block), tuple(values), shared_mem=int(shared))
 

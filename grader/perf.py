@@ -1,0 +1,301 @@
+"""The performance stage: timing against the roofline and the library on a GPU; on the CPU emulator
+the memory-efficiency report stands in its place (and never a time).
+
+GPU, per bench case: fresh inputs (a seed the correctness stage did not use), one checked run,
+timing per harness/timing.py with outputs re-poisoned and in-out buffers restored before every
+sample (outside the timed region), the output checked again after timing, the kata's baseline
+timed the same way in the same process at the same shape, and the case scored by grader/score.py
+against ceilings that harness/calibrate.py measured on this GPU.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from grader import score as _score
+from grader.occupancy import OccupancyResult, occupancy_table
+from harness import timing
+
+#: seeds of bench inputs are offset from the correctness seed so the timed inputs are fresh
+BENCH_SEED_OFFSET = 0x5EED_BE4C
+
+
+@dataclass(frozen=True)
+class CaseTiming:
+    case: dict  # the bench case's parameters
+    kernel: timing.TimingResult  # the learner's launch plan
+    baseline: timing.TimingResult | None  # the library at the same shape (None: no torch / none declared)
+    score: _score.CaseScore
+    recheck: tuple[str, ...]  # mismatches of the output after timing (empty: still correct)
+
+
+@dataclass(frozen=True)
+class PerformanceResult:
+    ok: bool  # every case ran, was correct before and after timing, and was scored
+    backend: str  # "gpu"; the CPU backend returns a MemoryReport instead
+    gpu: str  # device name
+    ceilings: _score.Ceilings | None  # what the roofline used (calibrated on this GPU)
+    health: str | None  # a warning when the GPU runs > 5 % below its calibration
+    cases: tuple[CaseTiming, ...]
+    summary: _score.ScoreSummary | None  # geometric mean over cases, tier, next target
+    occupancy: tuple[OccupancyResult, ...]  # static report: registers, shared, spills, limiter
+    flags: tuple[str, ...] = field(default_factory=tuple)  # everything that makes a number doubtful
+    error: str | None = None  # why the stage could not finish (wrong at bench size, launch failure)
+    wall_s: float = 0.0  # the stage's own duration, for the latency measurements
+
+
+def _env(kata, case: dict, inputs: dict) -> dict:
+    env = dict(case)
+    for a in kata.args:
+        if a.role == "scalar" and a.name in inputs:
+            env[a.name] = inputs[a.name]
+    return env
+
+
+def _shape_count(kata, arg, env: dict) -> int:
+    from grader.catalog import evaluate
+
+    count = 1
+    for dim in arg.shape:
+        count *= int(evaluate(dim, env))
+    return count
+
+
+def _check(kata, inputs: dict, outputs: dict, case: dict, expected: dict) -> list[str]:
+    """Mismatches of outputs against expected under the kata's tolerance; grader.check when it exists."""
+    try:
+        from grader.check import check_outputs  # the pipeline's checker: one rule everywhere
+    except ImportError:
+        check_outputs = None
+    if check_outputs is not None:
+        res = check_outputs(kata, inputs, outputs, expected, case)
+        return list(res) if not hasattr(res, "mismatches") else list(res.mismatches)
+    tol, ref = kata.tolerance, kata.reference
+    if tol.kind == "custom":
+        return list(ref.check(inputs, outputs, expected, **case))
+    scale = ref.error_scale(inputs, **case) if hasattr(ref, "error_scale") and tol.c else {}
+    bad = []
+    for name, want in expected.items():
+        got = np.asarray(outputs[name]).reshape(-1)
+        want = np.asarray(want).reshape(-1)
+        if tol.kind == "exact":
+            wrong = np.flatnonzero(got.astype(want.dtype) != want) if got.dtype.kind != "f" else \
+                np.flatnonzero(~((got == want) | (np.isnan(got) & np.isnan(want))))
+        else:
+            s = np.asarray(scale.get(name, 0.0), dtype=np.float64).reshape(-1)
+            allowed = tol.atol + tol.rtol * np.abs(want) + tol.c * np.finfo(np.float32).eps * s
+            wrong = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= allowed))
+        for i in wrong[:3]:
+            bad.append(f"{name}[{i}] = {got[i]!r}, expected {want[i]!r}")
+    return bad
+
+
+class _Case:
+    """One bench case's device buffers: pristine inputs, the plan's arguments, poisoning and restore."""
+
+    def __init__(self, kata, backend, case: dict, seed: int):
+        rng = np.random.default_rng(seed)
+        self.kata, self.backend, self.case = kata, backend, dict(case)
+        self.inputs = kata.reference.generate(rng, **case)
+        env = _env(kata, case, self.inputs)
+        self.args: dict[str, object] = {}
+        self.outs: dict = {}
+        self.pristine: dict = {}
+        for a in kata.args:
+            if a.role == "scalar":
+                self.args[a.name] = env[a.name]
+            elif a.role == "in":
+                self.args[a.name] = backend.upload(np.asarray(self.inputs[a.name], dtype=a.dtype))
+            else:
+                if a.role == "inout":
+                    self.pristine[a.name] = backend.upload(np.asarray(self.inputs[a.name], dtype=a.dtype))
+                buf = backend.alloc(_shape_count(kata, a, env), a.dtype)
+                self.args[a.name] = self.outs[a.name] = buf
+        self.backend.synchronize()
+
+    def prepare(self) -> None:
+        """Before every run, outside the timed region: poison outputs, restore in-out buffers."""
+        for name, buf in self.outs.items():
+            if name in self.pristine:
+                self.backend.copy(buf, self.pristine[name])
+            else:
+                self.backend.memset(buf, 0xFF)
+
+    def outputs(self) -> dict:
+        return {name: self.backend.download(buf) for name, buf in self.outs.items()}
+
+    def torch_inputs(self):
+        import torch
+
+        out = {}
+        for a in self.kata.args:
+            v = self.args[a.name]
+            if a.role == "scalar":
+                out[a.name] = v
+            elif a.role == "in":
+                out[a.name] = torch.from_dlpack(self.backend._view(v))
+            elif a.role == "inout":  # the baseline gets its own copy: it must not see our outputs
+                out[a.name] = torch.from_dlpack(self.backend._view(self.pristine[a.name])).clone()
+        return out
+
+
+def _time_baseline(kata, case_bufs: _Case, policy, flush, clock, backend):
+    fn = getattr(kata.reference, "baseline", None)
+    if fn is None:
+        return None, None
+    try:
+        import torch
+    except ImportError:
+        return None, "torch is not installed: no baseline was timed"
+    call = fn(torch, case_bufs.torch_inputs(), **case_bufs.case)
+    stream = backend.cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    return timing.measure(call, stream, policy=policy, flush=flush, clock=clock), None
+
+
+def performance_stage(kata, compiled, launch_fn, *, backend=None, seed: int = 0, make_plan=None,
+                      policy: timing.TimingPolicy = timing.TimingPolicy(), cases=None,
+                      calibration=None, with_baseline: bool = True) -> PerformanceResult:
+    """Time the learner's launch plan over the kata's bench cases on a GPU and score it.
+
+    kata: grader.catalog.Kata · compiled: CompileResult with a cubin · launch_fn: launch.py's
+    `launch` · backend: a harness.gpu.GpuBackend (made here when None) · make_plan(backend): the
+    launch-plan API object handed to launch_fn (harness.plan.Plan by default) · cases: override
+    kata.bench.cases · calibration: a harness.calibrate.Calibration (loaded or measured when None)."""
+    from harness import calibrate as _cal
+    from harness.gpu import GpuBackend
+
+    t0 = time.perf_counter()
+    backend = backend or GpuBackend()
+    if calibration is None:
+        calibration, _ = _cal.load_or_calibrate(backend)
+    _, health = _cal.health_check(backend, calibration)
+    backend.load(compiled.ptx, compiled.cubin, compiled.filename)
+    if make_plan is None:
+        from harness.plan import Plan
+
+        make_plan = Plan
+    plan = make_plan(backend)
+    ceilings = calibration.ceilings()
+    flush, clock = timing.L2Flush(policy.flush_bytes), timing.ClockProbe()
+    flags = [health] if health else []
+    results: list[CaseTiming] = []
+    base = dict(backend=backend.name, gpu=backend.facts.name, ceilings=ceilings, health=health)
+    for i, case in enumerate(cases if cases is not None else kata.bench.cases):
+        bufs = _Case(kata, backend, case, seed + BENCH_SEED_OFFSET + i)
+        run = lambda: launch_fn(plan, **bufs.args)  # noqa: E731
+        expected = kata.reference.reference(bufs.inputs, **_env(kata, case, bufs.inputs))
+        bufs.prepare()
+        run()
+        backend.synchronize()
+        wrong = _check(kata, bufs.inputs, bufs.outputs(), case, expected)
+        if wrong:
+            return PerformanceResult(False, **base, cases=tuple(results), summary=None, occupancy=(),
+                                     flags=tuple(flags), wall_s=time.perf_counter() - t0,
+                                     error=f"wrong at bench size {case}: " + "; ".join(wrong[:3]))
+        kt = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush, clock=clock)
+        recheck = tuple(_check(kata, bufs.inputs, bufs.outputs(), case, expected))
+        bt, why = (_time_baseline(kata, bufs, policy, flush, clock, backend) if with_baseline else (None, None))
+        if why:
+            flags.append(why)
+        cost = kata.reference.cost(**_env(kata, case, bufs.inputs))
+        sc = _score.score_case(case, kata.bench.metric, kt.stats.median, cost, ceilings,
+                               baseline_s=bt.stats.median if bt else None)
+        flags.extend(f"{case}: {f}" for f in (*kt.flags, *sc.flags))
+        if recheck:
+            flags.append(f"{case}: the output changed during timing: {recheck[0]}")
+        results.append(CaseTiming(dict(case), kt, bt, sc, recheck))
+        del bufs
+    summary = _score.summarize([r.score for r in results], kata.bench.metric, kata.bench.targets,
+                               kata.bench.ceiling)
+    occ = tuple(occupancy_table(compiled.resources, backend.launches, backend.facts))
+    ok = bool(results) and not any(r.recheck for r in results)
+    return PerformanceResult(ok, **base, cases=tuple(results), summary=summary, occupancy=occ,
+                             flags=tuple(flags), wall_s=time.perf_counter() - t0,
+                             error=None if ok else "the output was wrong after timing")
+
+
+# -- the CPU backend: memory efficiency where timing would stand ------------------------------------
+
+MEMORY_LABEL = "memory efficiency (CPU emulator: exact counts, not a time)"
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    label: str  # MEMORY_LABEL: says plainly that this is no timing
+    case: dict  # the case the counters came from
+    compulsory_bytes: int  # the kata's cost model at that case
+    requested_bytes: int  # bytes the lanes loaded and stored
+    moved_bytes: int  # 32-byte sectors touched x 32: what the memory system moves without cache reuse
+    efficiency: float  # compulsory / moved (1.0: every byte moved was needed, once)
+    load_sectors_per_request: float
+    load_ideal_sectors_per_request: float  # with perfect coalescing
+    store_sectors_per_request: float
+    store_ideal_sectors_per_request: float
+    bank_conflict_degree: float  # shared wavefronts / ideal wavefronts (1.0: conflict-free)
+    branch_efficiency: float  # active lanes / (32 x warp instructions)
+    atomics: int  # global atomic warp requests
+    hotspots: tuple[str, ...]  # "kernel.cu:12: 8.0 sectors per load request, ideal 4.0" (worst first)
+
+    def lines(self) -> list[str]:
+        out = [f"{self.label}",
+               f"  bytes moved {self.moved_bytes:,} vs compulsory {self.compulsory_bytes:,} "
+               f"({self.efficiency:.0%} efficient)",
+               f"  global loads: {self.load_sectors_per_request:.1f} sectors/request "
+               f"(ideal {self.load_ideal_sectors_per_request:.1f}); stores: "
+               f"{self.store_sectors_per_request:.1f} (ideal {self.store_ideal_sectors_per_request:.1f})",
+               f"  shared memory bank-conflict degree {self.bank_conflict_degree:.2f}x; "
+               f"branch efficiency {self.branch_efficiency:.0%}; {self.atomics:,} global atomic requests"]
+        out += [f"  {h}" for h in self.hotspots]
+        return out
+
+
+def _ratio(a: int, b: int) -> float:
+    return a / b if b else 0.0
+
+
+def memory_report(counters, case: dict, cost: dict, max_hotspots: int = 3) -> MemoryReport:
+    """Summarise emulator counters (harness.emulator.counters.Counters, one per launch of the plan)
+    for one case whose cost model is `cost`."""
+    totals: dict[str, int] = {}
+    lines: dict[tuple, dict[str, int]] = {}
+    for c in counters:
+        for k, v in c.total.to_dict().items():
+            if isinstance(v, (int, np.integer)) and k not in ("line",):
+                totals[k] = totals.get(k, 0) + int(v)
+        for line, t in c.per_line.items():
+            acc = lines.setdefault((t.file, line), {})
+            for k, v in t.to_dict().items():
+                if isinstance(v, (int, np.integer)) and k != "line":
+                    acc[k] = acc.get(k, 0) + int(v)
+    g = lambda d, k: d.get(k, 0)  # noqa: E731
+    moved = 32 * (g(totals, "global_load_sectors") + g(totals, "global_store_sectors"))
+    compulsory = int(cost.get("bytes", 0) or 0)
+    spots = []
+    for (file, line), d in lines.items():
+        if line is None:
+            continue
+        for kind, have, ideal, req in (("sectors per load request", "global_load_sectors",
+                                        "global_load_ideal_sectors", "global_load_requests"),
+                                       ("sectors per store request", "global_store_sectors",
+                                        "global_store_ideal_sectors", "global_store_requests"),
+                                       ("shared wavefronts per request", "shared_wavefronts",
+                                        "shared_ideal_wavefronts", "shared_requests")):
+            if g(d, req) and g(d, have) > 1.5 * g(d, ideal):
+                waste = g(d, have) - g(d, ideal)
+                spots.append((waste, f"{file or '?'}:{line}: {_ratio(g(d, have), g(d, req)):.1f} {kind}, "
+                                     f"ideal {_ratio(g(d, ideal), g(d, req)):.1f}"))
+    spots.sort(key=lambda s: -s[0])
+    return MemoryReport(
+        label=MEMORY_LABEL, case=dict(case), compulsory_bytes=compulsory,
+        requested_bytes=g(totals, "bytes_read") + g(totals, "bytes_written"), moved_bytes=moved,
+        efficiency=_ratio(compulsory, moved),
+        load_sectors_per_request=_ratio(g(totals, "global_load_sectors"), g(totals, "global_load_requests")),
+        load_ideal_sectors_per_request=_ratio(g(totals, "global_load_ideal_sectors"), g(totals, "global_load_requests")),
+        store_sectors_per_request=_ratio(g(totals, "global_store_sectors"), g(totals, "global_store_requests")),
+        store_ideal_sectors_per_request=_ratio(g(totals, "global_store_ideal_sectors"),
+                                               g(totals, "global_store_requests")),
+        bank_conflict_degree=_ratio(g(totals, "shared_wavefronts"), g(totals, "shared_ideal_wavefronts")) or 1.0,
+        branch_efficiency=_ratio(g(totals, "active_lanes"), 32 * g(totals, "instructions")),
+        atomics=g(totals, "global_atomic_requests"), hotspots=tuple(s for _, s in spots[:max_hotspots]))
