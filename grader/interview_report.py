@@ -188,7 +188,7 @@ def _findings(report) -> tuple[FindingRow, ...]:
     return tuple(rows)
 
 
-def _solution(kata) -> tuple[str, str]:
+def solution_of(kata) -> tuple[str, str]:
     """The reference kernel and its explanation: the solution's README when it has one, else the
     comment block that opens kernel.cu, followed by the kata's last hint."""
     folder = kata.solution_dir
@@ -213,7 +213,7 @@ def outcome_from(kata_id: str, public, hidden, *, attempts: int, hints: int,
     from grader import catalog
 
     kata = catalog.load(kata_id)
-    solution, explanation = _solution(kata)
+    solution, explanation = solution_of(kata)
     # Findings are told once: those of the hidden run, which includes the larger cases.
     findings = _findings(hidden) or _findings(public)
     performance = getattr(hidden, "performance", None) or getattr(public, "performance", None)

@@ -1,2 +1,204 @@
-"""Commands: placeholder until its owner lands them."""
-commands: list = []
+"""Commands: `kata interview start | grade | submit | status` (a mock interview with hidden tests).
+
+They parse, call grader.sessions, and render. Every subcommand first checks the countdown: a
+session whose deadline has passed is submitted before anything else happens.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from grader.cli.practice import reports_errors
+from grader.errors import UsageError
+
+BACKENDS = click.Choice(["auto", "gpu", "cpu"])
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _duration(seconds: float) -> str:
+    from grader.progress import format_duration
+
+    return format_duration(seconds)
+
+
+def _submit_overdue(backend: str) -> None:
+    """The deadline passing is noticed by the next command: freeze and grade those sessions."""
+    from grader import sessions
+    from grader.store import Store
+
+    with Store() as store:
+        overdue = [s for s in store.sessions("open") if s.deadline <= time.time()]
+        overdue += store.sessions("submitting")  # a submit that was interrupted
+    for session in overdue:
+        click.secho(f"Interview {session.id} ended at the deadline: submitting it now.",
+                    fg="yellow")
+        _submit_and_render(session.id, backend)
+
+
+def _submit_and_render(session_id: str | None, backend: str) -> None:
+    from grader import sessions
+    from grader.interview_report import render_terminal
+
+    report = sessions.submit(session_id, backend=backend,
+                             progress=lambda kata: click.echo(f"grading {kata} on the hidden tests"))
+    render_terminal(report, _console())
+    from grader.store import Store
+
+    with Store() as store:
+        path = store.session(report.session_id).report_path
+    if path:
+        click.echo(f"Report: {path}")
+
+
+@click.group()
+def interview() -> None:
+    """Timed mock interviews with hidden tests.
+
+    \b
+      kata interview start --minutes 45 --level core
+      kata interview grade          public tests only; tells how many hidden tests wait
+      kata interview submit         freeze, run the hidden tests, write the report
+      kata interview status         time left, attempts and hints per kata
+    """
+
+
+@interview.command()
+@click.option("--minutes", type=click.FloatRange(min=0, min_open=True), default=45,
+              show_default=True, help="Length of the countdown.")
+@click.option("--katas", "kata_list", metavar="A,B", help="These katas (comma-separated).")
+@click.option("--level", type=click.Choice(["warm-up", "core", "advanced"]),
+              help="Draw the katas from this level.")
+@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True,
+              help="How many katas to draw (with --level or from all).")
+@click.option("--seed", type=int, help="Make the draw and the hidden tests reproducible.")
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="Session folder [default: ./interview-<id>].")
+@click.option("--backend", type=BACKENDS, default="auto", show_default=True,
+              help="Backend for grading a session whose time ran out.")
+@reports_errors
+def start(minutes: float, kata_list: str | None, level: str | None, count: int, seed: int | None,
+          folder: Path | None, backend: str) -> None:
+    """Pick katas, make their workspaces and start the countdown."""
+    from grader import sessions
+    from grader.store import Store
+
+    if kata_list and level:
+        raise UsageError("--katas and --level pick the katas two ways; give one of them")
+    _submit_overdue(backend)
+    with Store() as store:
+        running = store.sessions("open")
+    if running:
+        raise UsageError(f"interview {running[-1].id} is still running "
+                         f"({_duration(running[-1].deadline - time.time())} left)",
+                         hint="finish it with `kata interview submit` first")
+    names = [k.strip() for k in kata_list.split(",") if k.strip()] if kata_list else None
+    chosen = sessions.pick_katas(names, level, count, seed)
+    session = sessions.start(chosen, minutes, folder, seed)
+    console = _console()
+    console.print(f"Interview [bold]{session.id}[/] started: {_duration(minutes * 60)} on the "
+                  f"clock, ends at {time.strftime('%H:%M', time.localtime(session.deadline))}.")
+    for kata in chosen:
+        console.print(f"  {kata:<12} {Path(session.folder) / kata}")
+    console.print("Read statement.md, edit kernel.cu (and launch.py), then:\n"
+                  "  kata interview grade      public tests (as often as you like)\n"
+                  "  kata interview submit     when you are done; hidden tests run then")
+
+
+@interview.command()
+@click.argument("kata", required=False)
+@click.option("--backend", type=BACKENDS, default="auto", show_default=True,
+              help="Where to run the kernel.")
+@reports_errors
+def grade(kata: str | None, backend: str) -> None:
+    """Run the public tests on KATA (default: the workspace you are in)."""
+    from grader import sessions
+    from grader.store import Store
+
+    _submit_overdue(backend)
+    with Store() as store:
+        session = sessions.current(store)
+        if session.state != "open":
+            raise UsageError(f"interview {session.id} is over",
+                             hint="`kata interview status` shows where its report is")
+        kata = sessions.kata_for(store, session, kata)
+    result = sessions.grade_public(session, kata, backend)
+    _render_grade(result.report)
+    click.echo(f"attempt {result.attempt} · {_duration(result.left_s)} left · "
+               f"{result.hidden_cases} hidden adversarial tests plus cases drawn with a secret "
+               "seed run at `kata interview submit`")
+    verdict = getattr(result.report, "verdict", "error")
+    raise SystemExit(0 if verdict == "pass" else 1)
+
+
+def _render_grade(report) -> None:
+    """The pipeline's own terminal rendering, so a grade reads the same as `kata grade`."""
+    try:
+        from grader import report as report_module
+        render = report_module.render_terminal
+    except (ImportError, AttributeError):
+        click.echo(f"{getattr(report, 'verdict', 'error')}: {getattr(report, 'headline', '')}")
+        return
+    render(report)
+
+
+@interview.command()
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--backend", type=BACKENDS, default="auto", show_default=True,
+              help="Where to run the hidden tests.")
+@reports_errors
+def submit(yes: bool, backend: str) -> None:
+    """Freeze the workspaces, run the hidden tests and write the report."""
+    from grader import sessions
+    from grader.store import Store
+
+    with Store() as store:
+        session = sessions.current(store)
+    if session.state == "open" and session.deadline > time.time() and not yes:
+        click.confirm(f"Submit interview {session.id} with "
+                      f"{_duration(session.deadline - time.time())} left? Your files become "
+                      "read-only", abort=True)
+    _submit_and_render(session.id, backend)
+
+
+@interview.command()
+@click.option("--backend", type=BACKENDS, default="auto", show_default=True,
+              help="Backend for grading a session whose time ran out.")
+@reports_errors
+def status(backend: str) -> None:
+    """Time left, attempts and hints of the interviews, newest last."""
+    from grader.store import Store
+
+    _submit_overdue(backend)
+    console = _console()
+    with Store() as store:
+        all_sessions = store.sessions()
+        if not all_sessions:
+            console.print("No interview yet: `kata interview start` begins one.")
+            return
+        for session in all_sessions[-5:]:
+            if session.state == "open":
+                state = f"[bold]{_duration(session.deadline - time.time())} left[/]"
+            else:
+                state = f"submitted · report {session.report_path or '(not written)'}"
+            console.print(f"interview [bold]{session.id}[/] · {session.folder} · {state}")
+            for k in store.session_katas(session.id):
+                attempts = len(store.attempts(k.kata, session_id=session.id, phase="public"))
+                hints = store.hints_taken(k.kata, session_id=session.id)
+                verdict = f" · {_verdict(k.outcome)}" if k.outcome else ""
+                console.print(f"  {k.kata:<12} {attempts} attempts · {hints} hints{verdict}")
+
+
+def _verdict(outcome: dict) -> str:
+    from grader.interview_report import KataOutcome
+
+    return KataOutcome.from_dict(outcome).verdict
+
+
+commands = [interview]

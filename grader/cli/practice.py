@@ -1,2 +1,209 @@
-"""Commands: placeholder until its owner lands them."""
-commands: list = []
+"""Commands: `kata status`, `kata solution`, `kata reset`, `kata watch`.
+
+They parse, call grader.progress / grader.store / grader.catalog, and render.
+"""
+from __future__ import annotations
+
+import functools
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from grader.errors import KataError, UsageError
+
+WATCHED_SUFFIXES = (".cu", ".cuh", ".h", ".py")
+
+
+def reports_errors(command):
+    """A KataError becomes its message on stderr and its exit code, never a traceback."""
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except KataError as exc:
+            click.secho(f"error: {exc.message}", fg="red", err=True)
+            if exc.hint:
+                click.echo(exc.hint, err=True)
+            sys.exit(exc.exit_code)
+    return wrapper
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _ago(ts: float | None) -> str:
+    from grader.progress import format_duration
+
+    return "-" if ts is None else f"{format_duration(time.time() - ts)} ago"
+
+
+@click.command()
+@reports_errors
+def status() -> None:
+    """Show your progress on each kata, and any interview running."""
+    from rich.table import Table
+
+    from grader import catalog, progress
+    from grader.store import Store
+
+    rows = progress.summary(catalog.ids())
+    table = Table(box=None, pad_edge=False)
+    for column in ("kata", "state", "attempts", "best score", "hints", "last attempt", "workspace"):
+        table.add_column(column)
+    style = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
+    for kata_id, row in rows.items():
+        best = f"{row.best_score:.2f}" if row.best_score is not None else "-"
+        state = row.state + (" (gave up)" if row.gave_up else "")
+        table.add_row(kata_id, f"[{style[row.state]}]{state}[/]", str(row.attempts), best,
+                      str(row.hints), _ago(row.last_time), row.workspace or "")
+    console = _console()
+    console.print(table)
+    with Store() as store:
+        for session in store.sessions("open") + store.sessions("submitting"):
+            left = session.deadline - time.time()
+            katas = ", ".join(k.kata for k in store.session_katas(session.id))
+            when = (f"{progress.format_duration(left)} left" if left > 0 and session.state == "open"
+                    else "time is up: run `kata interview submit`")
+            console.print(f"interview {session.id} ({katas}) in {session.folder}: {when}")
+
+
+@click.command()
+@click.argument("kata_id", metavar="ID")
+@click.option("--give-up", is_flag=True, help="Show it before you have passed (recorded).")
+@reports_errors
+def solution(kata_id: str, give_up: bool) -> None:
+    """Show a kata's reference solution (after you pass it).
+
+    \b
+    The solution unlocks when your kernel passes `kata grade`. Stuck? `kata hint` first;
+    `--give-up` shows it anyway and records that you did.
+    """
+    from rich.syntax import Syntax
+
+    from grader import catalog, progress
+    from grader.store import Store
+
+    kata = catalog.load(kata_id)
+    with Store() as store:
+        for session in store.sessions("open"):
+            if kata_id in {k.kata for k in store.session_katas(session.id)}:
+                raise UsageError(f"{kata_id} is part of interview {session.id}, still running",
+                                 hint="finish it with `kata interview submit`; the report shows "
+                                      "the solution")
+        passed = progress.has_passed(store, kata_id)
+        if not passed and not give_up:
+            raise UsageError(f"the solution of {kata_id} unlocks once your kernel passes",
+                             hint=f"`kata hint` for a nudge, or `kata solution {kata_id} "
+                                  "--give-up` to see it now (recorded)")
+        store.add_event("solution" if passed else "give-up", kata_id)
+    from grader.interview_report import solution_of
+
+    source, explanation = solution_of(kata)
+    console = _console()
+    if explanation:
+        console.print(explanation, soft_wrap=True)
+        console.print()
+    for name in ("kernel.cu", "launch.py"):
+        path = kata.solution_dir / name
+        if path.is_file():
+            console.rule(f"solutions/{kata_id}/{name}")
+            console.print(Syntax(path.read_text(), "cuda" if name.endswith(".cu") else "python",
+                                 line_numbers=True))
+
+
+@click.command()
+@click.argument("kata_id", metavar="ID")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@reports_errors
+def reset(kata_id: str, yes: bool) -> None:
+    """Restore a kata's stub and restart its clock.
+
+    The clock and the hint count start again. Your current files are kept in the workspace's .kata-backup/ folder, and your earlier
+    attempts stay in the history (`kata status` counts from the reset).
+    """
+    from grader import catalog
+    from grader.sessions import WORKSPACE_FILES
+    from grader.store import Store
+
+    kata = catalog.load(kata_id)
+    with Store() as store:
+        workspace = store.latest_workspace(kata_id)
+        folder = Path(workspace.path) if workspace else None
+        if folder is not None and folder.is_dir():
+            if not yes:
+                click.confirm(f"Restore the stub of {kata_id} in {folder}?", abort=True)
+            backup = folder / ".kata-backup" / time.strftime("%Y%m%d-%H%M%S")
+            backup.mkdir(parents=True, exist_ok=True)
+            for source, target in WORKSPACE_FILES.items():
+                if (folder / target).is_file():
+                    shutil.copy2(folder / target, backup / target)
+                (folder / target).write_text(kata.file(source).read_text())
+            click.echo(f"Restored {kata_id}'s stub in {folder} (your files: {backup}).")
+        else:
+            click.echo(f"No workspace of {kata_id} to restore; its progress starts over.")
+        store.add_event("reset", kata_id)
+        if folder is not None:
+            store.add_workspace(kata_id, str(folder))
+    click.echo("The clock and the hints start again now.")
+
+
+def _is_source(change, path: str) -> bool:
+    p = Path(path)
+    return p.suffix in WATCHED_SUFFIXES and ".kata-backup" not in p.parts \
+        and not p.name.startswith(".")
+
+
+def watch_folder(folder: Path, regrade, *, stop_event=None, debounce_ms: int = 300) -> int:
+    """Call regrade(changed_paths) after every save of a source file in folder, until
+    stop_event is set or Ctrl-C; returns how many regrades ran."""
+    import watchfiles  # imported here: only `kata watch` needs it
+
+    runs = 0
+    for changes in watchfiles.watch(folder, watch_filter=_is_source, debounce=debounce_ms,
+                                    stop_event=stop_event, raise_interrupt=False):
+        regrade(sorted({Path(p) for _, p in changes}))
+        runs += 1
+    return runs
+
+
+@click.command()
+@click.argument("directory", required=False, default=".",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--backend", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
+              show_default=True, help="Where to run the kernel.")
+@reports_errors
+def watch(directory: Path, backend: str) -> None:
+    """Regrade a workspace on every save.
+
+    Grades DIRECTORY (default: the current folder) now, then again each time a .cu or .py file
+    in it is saved. Ctrl-C stops.
+    """
+    from grader.cli import grade as grade_cli
+
+    command = next((c for c in grade_cli.commands if c.name == "grade"), None)
+    if command is None:
+        raise UsageError("this kata has no `kata grade` command to run")
+
+    def regrade(changed: list[Path]) -> None:
+        names = ", ".join(p.name for p in changed) or str(directory)
+        click.secho(f"\n── {time.strftime('%H:%M:%S')} · {names} changed · grading", bold=True)
+        try:
+            command.main(args=[str(directory), "--backend", backend], prog_name="kata grade",
+                         standalone_mode=False)
+        except SystemExit:
+            pass  # grade's exit code says pass/fail; watching goes on either way
+        except KataError as exc:
+            click.secho(f"error: {exc}", fg="red", err=True)
+        click.secho(f"watching {directory.resolve()} · Ctrl-C stops", dim=True)
+
+    regrade([])
+    watch_folder(directory, regrade)
+
+
+commands = [status, solution, reset, watch]
