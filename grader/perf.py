@@ -154,14 +154,15 @@ def _time_baseline(kata, case_bufs: _Case, policy, flush, clock, backend):
     return timing.measure(call, stream, policy=policy, flush=flush, clock=clock), None
 
 
-def performance_stage(kata, compiled, launch_fn, *, backend=None, seed: int = 0, make_plan=None,
+def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=None, seed: int = 0, make_plan=None,
                       policy: timing.TimingPolicy = timing.TimingPolicy(), cases=None,
                       calibration=None, with_baseline: bool = True) -> PerformanceResult:
     """Time the learner's launch plan over the kata's bench cases on a GPU and score it.
 
     kata: grader.catalog.Kata · compiled: CompileResult with a cubin · launch_fn: launch.py's
-    `launch` · backend: a harness.gpu.GpuBackend (made here when None) · make_plan(backend): the
-    launch-plan API object handed to launch_fn (harness.plan.Plan by default) · cases: override
+    `launch` · launch_file: its path (errors name its lines) · backend: a harness.gpu.GpuBackend
+    (made here when None) · make_plan(backend): the launch-plan API object handed to launch_fn
+    (harness.plan.Plan(backend, launch_file) by default) · cases: override
     kata.bench.cases · calibration: a harness.calibrate.Calibration (loaded or measured when None)."""
     from harness import calibrate as _cal
     from harness.gpu import GpuBackend
@@ -175,7 +176,7 @@ def performance_stage(kata, compiled, launch_fn, *, backend=None, seed: int = 0,
     if make_plan is None:
         from harness.plan import Plan
 
-        make_plan = Plan
+        make_plan = lambda b: Plan(b, launch_file or "launch.py")  # noqa: E731
     plan = make_plan(backend)
     ceilings = calibration.ceilings()
     flush, clock = timing.L2Flush(policy.flush_bytes), timing.ClockProbe()

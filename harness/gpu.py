@@ -139,6 +139,10 @@ class GpuBackend(Backend):
         entry = resolve(self.entries, name)
         return None if entry is None else list(self.entries[entry])
 
+    def kernel_names(self) -> list[str]:
+        """The module's kernels by the names a launch plan uses (mangled entries by base name)."""
+        return [base_name(e) for e in self.entries]
+
     def _function(self, name: str):
         entry = resolve(self.entries, name) or name
         fn = self._functions.get(entry)
