@@ -43,6 +43,19 @@ def _ago(ts: float | None) -> str:
     return "-" if ts is None else f"{format_duration(time.time() - ts)} ago"
 
 
+def _short(path: str | None) -> str:
+    """A path as the learner would type it: relative to here, or from ~."""
+    if not path:
+        return ""
+    p = Path(path)
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(p.relative_to(base))
+        except ValueError:
+            continue
+    return path
+
+
 @click.command()
 @reports_errors
 def status() -> None:
@@ -54,14 +67,15 @@ def status() -> None:
 
     rows = progress.summary(catalog.ids())
     table = Table(box=None, pad_edge=False)
-    for column in ("kata", "state", "attempts", "best score", "hints", "last attempt", "workspace"):
-        table.add_column(column)
+    for column in ("kata", "state", "attempts", "best score", "hints", "last attempt"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("workspace", overflow="fold")
     style = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
     for kata_id, row in rows.items():
         best = f"{row.best_score:.2f}" if row.best_score is not None else "-"
         state = row.state + (" (gave up)" if row.gave_up else "")
         table.add_row(kata_id, f"[{style[row.state]}]{state}[/]", str(row.attempts), best,
-                      str(row.hints), _ago(row.last_time), row.workspace or "")
+                      str(row.hints), _ago(row.last_time), _short(row.workspace))
     console = _console()
     console.print(table)
     with Store() as store:
