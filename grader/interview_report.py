@@ -227,11 +227,20 @@ def outcome_from(kata_id: str, public, hidden, *, attempts: int, hints: int,
 
 
 def _describe(stage) -> str:
-    """A performance or memory stage result as one line."""
+    """The performance stage (grader/perf.py: PerformanceResult on a GPU, MemoryReport on the
+    CPU) as one line."""
     if stage is None:
         return ""
-    for name in ("summary", "headline", "line"):
-        value = getattr(stage, name, None)
-        if value:
-            return str(value() if callable(value) else value)
+    if isinstance(stage, str):
+        return stage
+    summary = getattr(stage, "summary", None)
+    if summary is not None and hasattr(summary, "tier"):
+        return f"{summary.tier} · {summary.headline()}"
+    if getattr(stage, "error", None):
+        return f"not scored: {stage.error}"
+    if hasattr(stage, "efficiency") and hasattr(stage, "compulsory_bytes"):
+        return (f"{stage.efficiency:.0%} efficient: moves {stage.moved_bytes:,} B for "
+                f"{stage.compulsory_bytes:,} compulsory; loads "
+                f"{stage.load_sectors_per_request:.1f} sectors/request "
+                f"(ideal {stage.load_ideal_sectors_per_request:.1f})")
     return str(stage)
