@@ -149,3 +149,37 @@ def test_killing_a_submit_midway_loses_nothing_and_resumes(fake_pipeline, fake_g
         assert store.session_katas(session.id)[0].frozen_sources["kernel.cu"] == "// CORRECT again"
     report = sessions.submit(session.id)
     assert report.katas[0].verdict == "pass" and report.katas[0].attempts == 3
+
+
+_SLOW_GRADE = textwrap.dedent('''
+    import sys, time
+    from grader import sessions
+    from grader.store import Store
+    def slow(kata_id, folder, *, backend, hidden, seed=None):
+        Path(sys.argv[1]).write_text("grading")
+        time.sleep(60)
+    sessions._grade = slow
+    with Store() as store:
+        session = store.session(sys.argv[2])
+    sessions.grade_public(session, "reduce")
+''')
+
+
+def test_killing_a_grade_midway_keeps_every_earlier_attempt(fake_pipeline, fake_grader_source,
+                                                             tmp_path):
+    session = sessions.start(["reduce"], 45, tmp_path / "iv")
+    for _ in range(3):
+        sessions.grade_public(session, "reduce")
+    marker = tmp_path / "marker"
+    proc = subprocess.Popen([sys.executable, "-c", fake_grader_source + _SLOW_GRADE, str(marker),
+                             session.id], cwd=tmp_path)
+    deadline = time.time() + 60
+    while not marker.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert marker.exists(), "the grade never started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Store() as store:
+        assert store.integrity_ok()
+        assert len(store.attempts("reduce", session_id=session.id)) == 3
+    assert sessions.grade_public(session, "reduce").attempt == 4
