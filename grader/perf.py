@@ -64,32 +64,11 @@ def _shape_count(kata, arg, env: dict) -> int:
 
 
 def _check(kata, inputs: dict, outputs: dict, case: dict, expected: dict) -> list[str]:
-    """Mismatches of outputs against expected under the kata's tolerance; grader.check when it exists."""
-    try:
-        from grader.check import check_outputs  # the pipeline's checker: one rule everywhere
-    except ImportError:
-        check_outputs = None
-    if check_outputs is not None:
-        res = check_outputs(kata, inputs, outputs, expected, case)
-        return list(res) if not hasattr(res, "mismatches") else list(res.mismatches)
-    tol, ref = kata.tolerance, kata.reference
-    if tol.kind == "custom":
-        return list(ref.check(inputs, outputs, expected, **case))
-    scale = ref.error_scale(inputs, **case) if hasattr(ref, "error_scale") and tol.c else {}
-    bad = []
-    for name, want in expected.items():
-        got = np.asarray(outputs[name]).reshape(-1)
-        want = np.asarray(want).reshape(-1)
-        if tol.kind == "exact":
-            wrong = np.flatnonzero(got.astype(want.dtype) != want) if got.dtype.kind != "f" else \
-                np.flatnonzero(~((got == want) | (np.isnan(got) & np.isnan(want))))
-        else:
-            s = np.asarray(scale.get(name, 0.0), dtype=np.float64).reshape(-1)
-            allowed = tol.atol + tol.rtol * np.abs(want) + tol.c * np.finfo(np.float32).eps * s
-            wrong = np.flatnonzero(~(np.abs(got.astype(np.float64) - want) <= allowed))
-        for i in wrong[:3]:
-            bad.append(f"{name}[{i}] = {got[i]!r}, expected {want[i]!r}")
-    return bad
+    """Mismatches of outputs under the kata's tolerance: the same rule as the correctness stage."""
+    from grader.check import compare
+
+    res = compare(kata, inputs, outputs, expected, _env(kata, case, inputs))
+    return [] if res.ok else [res.headline()]
 
 
 class _Case:

@@ -7,7 +7,7 @@
    the Python overhead of issuing the plan hides behind it instead of being timed as idle GPU.
 3. Stop on noise: >= 10 samples and >= 0.5 s, then when the relative standard error of the mean
    is <= 0.5 %, capped by a sample count and a wall-clock budget.
-4. The SM clock is read during every sample (NVML); samples far below the GPU's maximum clock
+4. The SM clock is read after every sample (NVML); samples far below the GPU's maximum clock
    are dropped when enough remain, and a low clock is flagged either way.
 5. A host timer around each sample (ended by a device-wide sync) cross-checks the events: work
    the events cannot see (another stream) shows up as host time the events lack.
@@ -207,9 +207,11 @@ def measure(run, stream, *, policy: TimingPolicy = TimingPolicy(), before=None, 
         e1.record(stream)
         run()
         e2.record(stream)
-        clocks.append(clock.sm_mhz() if clock else None)  # read while the GPU is busy
         device.synchronize()  # device-wide: the host timer sees every stream
         h1 = time.perf_counter()
+        # Read right after the sample: the clock governor reacts over milliseconds, so this is the
+        # clock the sample ran at, and the NVML call stays out of the host timer's span.
+        clocks.append(clock.sm_mhz() if clock else None)
         samples.append(cupy.cuda.get_elapsed_time(e1, e2) / 1e3)
         event_spans.append(cupy.cuda.get_elapsed_time(e0, e2) / 1e3)
         host_spans.append(h1 - h0)

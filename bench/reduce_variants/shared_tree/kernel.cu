@@ -1,0 +1,19 @@
+// The textbook shared-memory tree: one element per thread, log2(256) barrier-separated halving
+// steps, one atomic per block. Coalesced and correct, but 4-byte loads, a block per 256 elements
+// (a million blocks at 2^28) and eight barriers per block keep it well below the bandwidth.
+extern "C" __global__ void reduce(const float* __restrict__ x, float* __restrict__ out, int n)
+{
+    __shared__ float s[256];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half) {
+            s[threadIdx.x] += s[threadIdx.x + half];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        atomicAdd(out, s[0]);
+    }
+}

@@ -1,0 +1,44 @@
+"""The performance stage on the device: the reduce solution scores well and the three reduce
+designs (one atomic per element, shared-memory tree, float4 + shuffles) come out in that order."""
+import pytest
+
+from grader import catalog
+from grader.cli.bench import load_submission
+from grader.perf import performance_stage
+from harness.timing import TimingPolicy
+from pathlib import Path
+
+pytestmark = pytest.mark.gpu
+
+FAST = TimingPolicy(min_seconds=0.2, max_seconds=1.0)
+VARIANTS = Path(__file__).resolve().parents[2] / "bench" / "reduce_variants"
+
+
+def grade(kata, folder, backend, calibration, **kw):
+    compiled, launch, launch_py = load_submission(folder, kata.id)
+    assert compiled.ok, compiled.log
+    return performance_stage(kata, compiled, launch, launch_file=launch_py, backend=backend,
+                             calibration=calibration, policy=FAST, **kw)
+
+
+def test_reduce_solution_is_good_and_checked(backend, calibration):
+    kata = catalog.load("reduce")
+    res = grade(kata, kata.solution_dir, backend, calibration)
+    assert res.ok, (res.error, res.flags)
+    assert res.summary.tier in ("good", "excellent"), res.summary
+    case = res.cases[0]
+    assert case.recheck == () and case.kernel.stats.n >= 10
+    assert case.score.value <= 1.05  # never above the calibrated ceiling
+    assert res.occupancy and res.occupancy[0].registers > 0
+
+
+def test_three_reduce_designs_in_order(backend, calibration):
+    kata = catalog.load("reduce")
+    scores = {}
+    for name in ("atomic_per_element", "shared_tree", "float4_shuffle"):
+        res = grade(kata, VARIANTS / name, backend, calibration, with_baseline=False)
+        assert res.ok, (name, res.error)
+        scores[name] = res.summary.value
+    a, t, f = scores["atomic_per_element"], scores["shared_tree"], scores["float4_shuffle"]
+    assert a < t < f, scores
+    assert t > 2 * a and f > 1.2 * t, scores  # clearly separated, not within noise
