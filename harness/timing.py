@@ -31,7 +31,9 @@ class TimingPolicy:
     target_rse: float = 0.005  # relative standard error of the mean to stop at
     max_samples: int = 2000
     max_seconds: float = 3.0  # the cap: a noisy GPU stops here and says so
-    flush_bytes: int = 256 << 20  # L2 flush written before every sample
+    # L2 flush written before every sample: >= 256 MB evicts the 60 MB L2; 512 MB (~0.15 ms on an
+    # H200) also gives the host that long to issue the plan before the GPU would sit idle
+    flush_bytes: int = 512 << 20
     low_clock: float = 0.85  # a sample whose SM clock is below this fraction of the max is "low"
 
 
@@ -121,6 +123,7 @@ class TimingResult:
     sm_clock_mhz: float | None  # median SM clock during the samples (None without NVML)
     sm_clock_max_mhz: float | None  # the GPU's maximum SM clock
     host_overhead_s: float  # median host-timer span minus event span (flush included in both)
+    issue_s: float  # median host time the plan took to issue its work (hidden behind the flush)
     wall_s: float  # warm-up plus sampling
     flags: tuple[str, ...] = field(default_factory=tuple)  # what makes this time less trustworthy
 
@@ -136,11 +139,10 @@ class ClockProbe:
 
             pynvml.nvmlInit()
             self._nvml = pynvml
-            try:
+            try:  # CUDA and NVML may number devices differently; the PCI bus id is shared
                 import cupy
 
-                bus = cupy.cuda.runtime.deviceGetPCIBusId(device_index)
-                self.handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus.encode() if isinstance(bus, str) else bus)
+                self.handle = pynvml.nvmlDeviceGetHandleByPciBusId(cupy.cuda.runtime.deviceGetPCIBusId(device_index))
             except Exception:
                 self.handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
             self.max_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self.handle, pynvml.NVML_CLOCK_SM))
@@ -195,6 +197,8 @@ def measure(run, stream, *, policy: TimingPolicy = TimingPolicy(), before=None, 
     clocks: list[float | None] = []
     host_spans: list[float] = []
     event_spans: list[float] = []
+    issue_spans: list[float] = []  # host time to issue the plan
+    flush_spans: list[float] = []  # GPU time of the flush, which the issuing should hide behind
     t_sampling = time.perf_counter()
     reason = None
     while reason is None:
@@ -205,7 +209,9 @@ def measure(run, stream, *, policy: TimingPolicy = TimingPolicy(), before=None, 
         e0.record(stream)
         flush(stream)
         e1.record(stream)
+        i0 = time.perf_counter()
         run()
+        issue_spans.append(time.perf_counter() - i0)
         e2.record(stream)
         device.synchronize()  # device-wide: the host timer sees every stream
         h1 = time.perf_counter()
@@ -214,6 +220,7 @@ def measure(run, stream, *, policy: TimingPolicy = TimingPolicy(), before=None, 
         clocks.append(clock.sm_mhz() if clock else None)
         samples.append(cupy.cuda.get_elapsed_time(e1, e2) / 1e3)
         event_spans.append(cupy.cuda.get_elapsed_time(e0, e2) / 1e3)
+        flush_spans.append(cupy.cuda.get_elapsed_time(e0, e1) / 1e3)
         host_spans.append(h1 - h0)
         reason = stop_reason(samples, time.perf_counter() - t_sampling, policy)
     max_clock = clock.max_mhz if clock else None
@@ -231,7 +238,12 @@ def measure(run, stream, *, policy: TimingPolicy = TimingPolicy(), before=None, 
                      f"(target {policy.target_rse:.1%}): the GPU is noisy")
     if f := host_excess_flag(host_spans, event_spans):
         flags.append(f)
+    issue, flush_s = float(np.median(issue_spans)), float(np.median(flush_spans))
+    if issue > flush_s and issue > 0.05 * stats(kept).median:
+        flags.append(f"the launch plan takes {fmt_time(issue)} of host time to issue, longer than the "
+                     f"{fmt_time(flush_s)} flush it hides behind: GPU idle time is part of this time")
     return TimingResult(stats=stats(kept), stop=reason, samples=tuple(kept), dropped_low_clock=dropped,
                         sm_clock_mhz=med_clock, sm_clock_max_mhz=max_clock,
                         host_overhead_s=float(np.median(np.subtract(host_spans, event_spans))),
+                        issue_s=issue,
                         wall_s=time.perf_counter() - t_start, flags=tuple(flags))

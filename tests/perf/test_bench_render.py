@@ -18,7 +18,7 @@ H200 = Ceilings(bandwidth=4.3e12, fp32=66.9e12, bf16=770e12)
 def timing(median):
     return TimingResult(stats=Stats(20, median, median, median * 0.003, median * 0.99, median * 1.002, 7e-4),
                         stop="noise", samples=(median,) * 20, dropped_low_clock=0, sm_clock_mhz=1980.0,
-                        sm_clock_max_mhz=1980.0, host_overhead_s=2e-5, wall_s=0.6)
+                        sm_clock_max_mhz=1980.0, host_overhead_s=2e-5, issue_s=1e-5, wall_s=0.6)
 
 
 def row(kata, metric, cost, median, base_median):

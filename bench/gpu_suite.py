@@ -1,0 +1,236 @@
+"""Issue 5's measurements on a GPU in one invocation (budget: under 9 minutes on an H200).
+
+    python bench/gpu_suite.py OUT_DIR [--parts calibrate,solutions,repeat,latency,variants]
+                                      [--katas reduce scan ...] [--budget-s 520]
+
+1. calibrate  the GPU's copy/read bandwidth and fp32/bf16 peaks (saved to KATA_HOME's cache)
+2. solutions  every kata's solution over its bench shapes, with its library baseline
+3. repeat     5 grades of the reduce solution (and --repeat-katas) at bench size: spread of medians
+4. latency    per kata, a whole grade: compile (no cache) + correctness (public cases, on the GPU)
+              + timing, against the 10-second goal
+5. variants   three reduce designs graded in one run, which must rank atomic < tree < float4+shuffle
+
+Writes OUT_DIR/results.json, OUT_DIR/results.md and OUT_DIR/roofline.png. Parts that would not fit
+the remaining budget are skipped and say so in the results.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("KATA_HOME", "/tmp/kata-home")
+
+VARIANTS = ("atomic_per_element", "shared_tree", "float4_shuffle")
+
+
+def _solutions(args, backend, cal, log):
+    from grader import catalog
+    from grader.cli.bench import bench_one
+
+    rows = []
+    for kid in args.katas or catalog.ids():
+        t0 = time.perf_counter()
+        rows.append(bench_one(catalog.load(kid), catalog.load(kid).solution_dir, backend=backend,
+                              calibration=cal, label="solution"))
+        log(f"solution {kid}: {_short(rows[-1])} ({time.perf_counter() - t0:.1f} s)")
+    return rows
+
+
+def _short(row) -> str:
+    if row.get("error"):
+        return "ERROR " + row["error"][:160]
+    s = row["summary"]
+    return f"{s['value']:.3f} ({s['tier']}), library {s['baseline_value']}"
+
+
+def _repeat(args, backend, cal, log):
+    from grader import catalog
+    from grader.cli.bench import bench_one
+
+    out = {}
+    for kid in args.repeat_katas:
+        kata = catalog.load(kid)
+        medians, values = [], []
+        for i in range(5):
+            r = bench_one(kata, kata.solution_dir, backend=backend, calibration=cal, label=f"repeat {i + 1}")
+            if r.get("error"):
+                out[kid] = {"error": r["error"]}
+                break
+            medians.append([c["kernel"]["stats"]["median"] for c in r["cases"]])
+            values.append(r["summary"]["value"])
+        else:
+            per_case = [max(m) / min(m) - 1 for m in zip(*medians)]
+            out[kid] = {"medians_s": medians, "scores": values,
+                        "spread_per_case": per_case, "score_spread": max(values) / min(values) - 1}
+            log(f"repeat {kid}: score spread {out[kid]['score_spread']:.2%}, per case "
+                + ", ".join(f"{p:.2%}" for p in per_case))
+    return out
+
+
+def _correctness_on_gpu(kata, compiled, launch_fn, launch_py, backend) -> tuple[int, list[str]]:
+    """Public cases run on the GPU and checked like the pipeline does; (cases run, failures)."""
+    from grader.perf import _Case, _check, _env
+    from harness.plan import Plan
+
+    backend.load(compiled.ptx, compiled.cubin, compiled.filename)
+    plan, bad = Plan(backend, launch_py), []
+    for i, case in enumerate(kata.public):
+        bufs = _Case(kata, backend, case, seed=i)
+        bufs.prepare()
+        launch_fn(plan, **bufs.args)
+        backend.synchronize()
+        expected = kata.reference.reference(bufs.inputs, **_env(kata, case, bufs.inputs))
+        bad += [f"{case}: {m}" for m in _check(kata, bufs.inputs, bufs.outputs(), case, expected)]
+    return len(kata.public), bad
+
+
+def _latency(args, backend, cal, log):
+    from grader import catalog
+    from grader.cli.bench import load_submission
+    from grader.perf import performance_stage
+    from harness.compiler import compile as nvrtc_compile
+
+    out = {}
+    for kid in args.katas or catalog.ids():
+        kata = catalog.load(kid)
+        folder = kata.solution_dir
+        t0 = time.perf_counter()
+        compiled = nvrtc_compile((folder / "kernel.cu").read_text(), "kernel.cu", cubin=True, use_cache=False)
+        t1 = time.perf_counter()
+        _, launch_fn, launch_py = load_submission(folder, kid)
+        n_cases, bad = _correctness_on_gpu(kata, compiled, launch_fn, launch_py, backend)
+        t2 = time.perf_counter()
+        res = performance_stage(kata, compiled, launch_fn, launch_file=launch_py, backend=backend,
+                                calibration=cal)
+        t3 = time.perf_counter()
+        out[kid] = {"compile_s": t1 - t0, "correctness_s": t2 - t1, "public_cases": n_cases,
+                    "correctness_failures": bad[:3], "timing_s": t3 - t2, "total_s": t3 - t0,
+                    "timed_cases": len(res.cases), "ok": res.ok and not bad}
+        log(f"latency {kid}: {t3 - t0:.1f} s (compile {t1 - t0:.1f}, correctness {t2 - t1:.1f}, "
+            f"timing {t3 - t2:.1f})")
+    return out
+
+
+def _variants(args, backend, cal, log):
+    from grader import catalog
+    from grader.cli.bench import bench_one
+
+    kata = catalog.load("reduce")
+    rows = [bench_one(kata, kata.solution_dir, backend=backend, calibration=cal, label="solution")]
+    for name in VARIANTS:
+        rows.append(bench_one(kata, ROOT / "bench" / "reduce_variants" / name, backend=backend,
+                              calibration=cal, label=name))
+    vals = [r["summary"]["value"] if not r.get("error") else None for r in rows[1:]]
+    ordered = None not in vals and vals[0] < vals[1] < vals[2]
+    log("variants: " + ", ".join(f"{r['submission']} {_short(r)}" for r in rows)
+        + f" -> {'in order' if ordered else 'NOT in order'}")
+    return {"rows": rows, "scores": dict(zip(VARIANTS, vals)), "in_order": ordered}
+
+
+def _markdown(doc) -> str:
+    from grader.cli.bench import markdown_table
+
+    cal = doc.get("calibration") or {}
+    lines = [f"# kata on {doc['gpu']} ({doc['date']})", ""]
+    if cal:
+        lines += ["## Calibration", "",
+                  f"copy {cal['copy_bandwidth'] / 1e12:.2f} TB/s · read {cal['read_bandwidth'] / 1e12:.2f} TB/s · "
+                  f"fp32 {cal['fp32'] / 1e12:.1f} TFLOP/s · bf16 "
+                  + (f"{cal['bf16'] / 1e12:.0f} TFLOP/s" if cal.get("bf16") else "n/a")
+                  + f" · max SM clock {cal.get('sm_clock_max_mhz')} MHz", ""]
+    if doc.get("solutions"):
+        lines += ["## Every solution and its library baseline", "", markdown_table(doc["solutions"])]
+    if doc.get("repeat"):
+        lines += ["## Spread of 5 repeated grades (goal <= 1 %)", "", "| kata | score spread | per-case median spread |",
+                  "|---|---|---|"]
+        for k, r in doc["repeat"].items():
+            if "error" in r:
+                lines.append(f"| {k} | error: {r['error'][:80]} | |")
+            else:
+                lines.append(f"| {k} | {r['score_spread']:.2%} | "
+                             + ", ".join(f"{p:.2%}" for p in r["spread_per_case"]) + " |")
+        lines.append("")
+    if doc.get("latency"):
+        lines += ["## Grade latency per kata (goal <= 10 s)", "",
+                  "| kata | total | compile | correctness (public cases) | timing | ok |", "|---|---|---|---|---|---|"]
+        for k, r in doc["latency"].items():
+            lines.append(f"| {k} | {r['total_s']:.1f} s | {r['compile_s']:.1f} s | {r['correctness_s']:.1f} s "
+                         f"({r['public_cases']}) | {r['timing_s']:.1f} s | {r['ok']} |")
+        lines.append("")
+    if doc.get("variants"):
+        v = doc["variants"]
+        lines += ["## Three reduce designs in one run", "", markdown_table(v["rows"]),
+                  f"In order atomic < tree < float4+shuffle: **{v['in_order']}**", ""]
+    if doc.get("skipped"):
+        lines += ["## Skipped", ""] + [f"- {s}" for s in doc["skipped"]] + [""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", type=Path)
+    p.add_argument("--parts", default="calibrate,solutions,repeat,latency,variants")
+    p.add_argument("--katas", nargs="*", default=None, help="default: every kata in the catalogue")
+    p.add_argument("--repeat-katas", nargs="*", default=["reduce"])
+    p.add_argument("--budget-s", type=float, default=520.0)
+    args = p.parse_args(argv)
+    start = time.perf_counter()
+    args.out.mkdir(parents=True, exist_ok=True)
+    log_path = args.out / "suite.log"
+
+    def log(msg):
+        line = f"[{time.perf_counter() - start:6.1f} s] {msg}"
+        print(line, flush=True)
+        with open(log_path, "a") as f:
+            f.write(line + "\n")
+
+    from grader.cli.bench import roofline_plot, to_json
+    from harness import calibrate
+    from harness.gpu import GpuBackend
+
+    backend = GpuBackend()
+    parts = args.parts.split(",")
+    if "calibrate" in parts:
+        cal = calibrate.calibrate(backend)
+        calibrate.save(cal)
+    else:
+        cal, _ = calibrate.load_or_calibrate(backend)
+    log("calibration: " + cal.describe())
+    doc = {"gpu": cal.gpu, "driver": cal.driver, "date": dt.date.today().isoformat(),
+           "calibration": to_json(cal), "skipped": []}
+    # rough costs, to skip what would overrun the budget rather than be killed mid-write
+    estimates = {"solutions": 15.0 * len(args.katas or [0] * 9), "repeat": 40.0 * len(args.repeat_katas),
+                 "latency": 15.0 * len(args.katas or [0] * 9), "variants": 40.0}
+    for part, fn in (("variants", _variants), ("solutions", _solutions), ("repeat", _repeat),
+                     ("latency", _latency)):
+        if part not in parts:
+            continue
+        left = args.budget_s - (time.perf_counter() - start)
+        if estimates[part] > left:
+            doc["skipped"].append(f"{part}: about {estimates[part]:.0f} s needed, {left:.0f} s of budget left")
+            log(doc["skipped"][-1])
+            continue
+        try:
+            doc[part] = fn(args, backend, cal, log)
+        except Exception as exc:  # one broken part must not lose the others' numbers
+            doc["skipped"].append(f"{part}: {type(exc).__name__}: {exc}")
+            log(doc["skipped"][-1])
+        (args.out / "results.json").write_text(json.dumps(to_json(doc), indent=1))
+    (args.out / "results.md").write_text(_markdown(doc))
+    rows = list(doc.get("solutions") or []) + [r for r in (doc.get("variants") or {}).get("rows", [])
+                                               if r["submission"] != "solution"]
+    roofline_plot(rows, {"bandwidth": cal.bandwidth, "fp32": cal.fp32, "bf16": cal.bf16},
+                  args.out / "roofline.png", f"kata solutions on {cal.gpu}, {doc['date']}")
+    log(f"done in {time.perf_counter() - start:.0f} s: {args.out}/results.md, results.json, roofline.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
