@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,po
 cat "$out/nvidia-smi.txt"
 python3 -c "import harness.compiler as c; print('NVRTC', c.nvrtc_version())"
 if [ -z "${SKIP_TESTS:-}" ]; then
-  timeout 240 python3 -m pytest tests/gpu -q -m gpu -p no:cacheprovider -x -rs >"$out/gpu_tests.txt" 2>&1
+  timeout 240 python3 -m pytest tests/gpu -q -m gpu -p no:cacheprovider -rs >"$out/gpu_tests.txt" 2>&1
   tail -25 "$out/gpu_tests.txt"
 fi
 python3 bench/gpu_suite.py "$out" "$@"
