@@ -164,3 +164,138 @@ def test_groups_spanning_warps_and_blocks_2d_block():
     s.on_memory(Inst("st.shared.f32", 3, "kernel.cu", 32), "shared", "st", b, t, (t * 4).astype(np.uint64), 4)
     kinds = _kinds(s)
     assert ("race-war", 32) in kinds
+
+
+# ---- end to end: every finding kind provoked by a kernel, and its correct twin -------------------
+# Each kernel marks the line the finding must name with `// expect: KIND`. The twin is the fix.
+HEAD = 'extern "C" __global__ void k(const float* x, float* out, int n, int* flag) {\n'
+SRC = {  # name -> kernel body template
+    "race-raw": (
+        "__shared__ float s[128];\n s[threadIdx.x] = x[threadIdx.x];\n{SYNC}"
+        " out[threadIdx.x] = s[127 - threadIdx.x]; // expect: race-raw\n"
+    ),
+    "race-raw-warp": (
+        "__shared__ float s[32];\n if (threadIdx.x < 32) {\n  s[threadIdx.x] = x[threadIdx.x];\n{SYNC}"
+        "  out[threadIdx.x] = s[(threadIdx.x + 1) % 32]; // expect: race-raw\n }\n"
+    ),
+    "race-war": (
+        "__shared__ float s[128];\n s[threadIdx.x] = x[threadIdx.x];\n __syncthreads();\n"
+        " float v = s[(threadIdx.x + 1) % 128];\n{SYNC} s[threadIdx.x] = v * 2.0f; // expect: race-war\n"
+        " __syncthreads();\n out[threadIdx.x] = s[threadIdx.x];\n"
+    ),
+    "race-waw": (
+        "__shared__ int who;\n if (threadIdx.x == 0) who = 0;\n __syncthreads();\n"
+        "{SYNC}\n __syncthreads();\n out[threadIdx.x] = who;\n"
+    ),  # {SYNC} holds the store itself
+    "uninitialized-read": (
+        "__shared__ float s[128];\n if (threadIdx.x < {HALF}) s[threadIdx.x] = x[threadIdx.x];\n"
+        " __syncthreads();\n out[threadIdx.x] = s[threadIdx.x]; // expect: uninitialized-read\n"
+    ),
+    "out-of-bounds": (
+        " int i = blockIdx.x * blockDim.x + threadIdx.x;\n {GUARD}"
+        "out[i] = x[i] * 2.0f; // expect: out-of-bounds\n"
+    ),
+    "out-of-bounds-shared": (
+        "__shared__ float s[128];\n s[threadIdx.x + {SHIFT}] = x[threadIdx.x]; // expect: out-of-bounds\n"
+        " __syncthreads();\n out[threadIdx.x] = s[threadIdx.x / 2];\n"
+    ),
+    "misaligned": (
+        " const float4* p = reinterpret_cast<const float4*>(x + {OFF});\n"
+        " float4 v = p[threadIdx.x]; // expect: misaligned\n out[threadIdx.x] = v.x + v.w;\n"
+    ),
+    "divergent-barrier": (
+        "__shared__ float s[128];\n s[threadIdx.x] = x[threadIdx.x];\n"
+        " if (threadIdx.x < {CUT}) {\n  __syncthreads(); // expect: divergent-barrier\n"
+        "  out[threadIdx.x] = s[127 - threadIdx.x];\n } else {\n  __syncthreads(); // expect: divergent-barrier\n"
+        "  out[threadIdx.x] = -s[127 - threadIdx.x];\n }\n"
+    ),
+    "barrier-after-exit": (
+        "__shared__ float s[128];\n if (threadIdx.x >= n) return;\n s[threadIdx.x] = x[threadIdx.x];\n"
+        " __syncthreads(); // expect: barrier-after-exit\n out[threadIdx.x] = s[n - 1 - threadIdx.x];\n"
+    ),
+    "deadlock": (
+        " float v = x[threadIdx.x];\n if ((threadIdx.x & 31) < 16)\n"
+        "  v += __shfl_down_sync({MASK}, v, 8); // expect: deadlock\n out[threadIdx.x] = v;\n"
+    ),
+    "watchdog": (
+        " if (threadIdx.x == 0) {\n  volatile int* f = flag;\n  while (*f == 0) { } // expect: watchdog\n }\n"
+        " out[threadIdx.x] = x[threadIdx.x];\n"
+    ),
+}
+FILL = {  # (provoking, correct) substitutions for each template
+    "race-raw": ({"{SYNC}": ""}, {"{SYNC}": " __syncthreads();\n"}),
+    "race-raw-warp": ({"{SYNC}": ""}, {"{SYNC}": "  __syncwarp();\n"}),
+    "race-war": ({"{SYNC}": ""}, {"{SYNC}": " __syncthreads();\n"}),
+    "race-waw": ({"{SYNC}": " if (x[threadIdx.x] > 0.0f) who = threadIdx.x; // expect: race-waw"},
+                 {"{SYNC}": " if (x[threadIdx.x] > 0.0f) atomicMax(&who, (int)threadIdx.x);"}),
+    "uninitialized-read": ({"{HALF}": "64"}, {"{HALF}": "128"}),
+    "out-of-bounds": ({"{GUARD}": ""}, {"{GUARD}": "if (i < n) "}),
+    "out-of-bounds-shared": ({"{SHIFT}": "1"}, {"{SHIFT}": "0"}),
+    "misaligned": ({"{OFF}": "1"}, {"{OFF}": "4"}),
+    "divergent-barrier": ({"{CUT}": "64"}, {"{CUT}": "128"}),
+    "barrier-after-exit": ({}, {}),
+    "deadlock": ({"{MASK}": "0xffffffff"}, {"{MASK}": "0x0000ffff"}),
+    "watchdog": ({}, {}),
+}
+
+
+def _source(name: str, fix: bool) -> str:
+    body = SRC[name]
+    for key, value in FILL[name][fix].items():
+        body = body.replace(key, value)
+    if fix:  # the twin: the same file without the expectation comments
+        body = "\n".join(line.split(" // expect:")[0] for line in body.split("\n"))
+    return HEAD + body + "}\n"
+
+
+def _expected(src: str) -> tuple[str, set[int]]:
+    marks = [(i + 1, line.split("// expect: ")[1].strip()) for i, line in enumerate(src.split("\n"))
+             if "// expect: " in line]
+    return marks[0][1], {line for line, _ in marks}
+
+
+def _launch(src: str, n: int = 128, flag_value: int = 0):
+    emu_mod = pytest.importorskip("harness.emulator")
+    if not hasattr(emu_mod, "Emulator"):
+        pytest.skip("the emulator core is not there yet")
+    from harness.compiler import compile
+
+    r = compile(src, filename="kernel.cu")
+    assert r.ok, r.log
+    emu = emu_mod.Emulator(sanitize=True, counters=False, instruction_budget=300_000, wall_clock_s=20.0)
+    mod = emu.load(r.ptx, filename="kernel.cu")
+    x = np.linspace(0.5, 2.0, 256, dtype=np.float32)
+    px, out, flag = emu.alloc(x.nbytes), emu.alloc(512), emu.alloc(4)
+    emu.write(px, x)
+    emu.write(flag, np.array([flag_value], np.int32))
+    n_threads = 128
+    return emu.launch(mod, "k", grid=(1, 1, 1), block=(n_threads, 1, 1), shared_bytes=0,
+                      args=[px, out, n, flag])
+
+
+ARGS = {"out-of-bounds": {"n": 100}, "barrier-after-exit": {"n": 100}}
+FIXED_ARGS = {"out-of-bounds": {"n": 100}, "barrier-after-exit": {"n": 128}, "watchdog": {"flag_value": 1}}
+
+
+@pytest.mark.parametrize("name", sorted(SRC))
+def test_kernel_provokes_its_finding_with_its_line(name):
+    src = _source(name, fix=False)
+    kind, lines = _expected(src)
+    if name == "out-of-bounds":  # x has 256 elements: reach past it with a bigger grid
+        src = src.replace("blockIdx.x * blockDim.x", "(blockIdx.x + 2) * blockDim.x")
+    res = _launch(src, **ARGS.get(name, {}))
+    got = [(f.kind, f.line) for f in res.findings]
+    assert any(k == kind and line in lines for k, line in got), f"want {kind} at {sorted(lines)}, got {got}"
+    f = next(f for f in res.findings if f.kind == kind and f.line in lines)
+    assert f.file == "kernel.cu" and f.message and f.block == (0, 0, 0) and f.thread is not None
+    if kind.startswith("race"):
+        assert f.other_thread is not None and f.other_line is not None and f.other_thread != f.thread
+    if name == "race-raw-warp":
+        assert "__syncwarp" in f.message
+
+
+@pytest.mark.parametrize("name", sorted(SRC))
+def test_correct_twin_is_clean(name):
+    res = _launch(_source(name, fix=True), **FIXED_ARGS.get(name, {}))
+    assert [(f.kind, f.line, f.message) for f in res.findings] == []
+    assert not res.stopped
