@@ -1,0 +1,290 @@
+"""One grade: compile → static resources → correctness → sanitizer and memory (CPU) or performance
+(GPU) → GradeReport. Each stage returns one frozen result; the first failed stage ends the grade.
+
+`grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
+so hidden tests and practice grades can never drift apart.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import cases as _cases
+from grader import catalog
+from grader.check import CheckResult, compare
+from grader.errors import EnvironmentProblem, UsageError
+from grader.stages import (CaseFailure, CompileStage, CorrectnessStage, GradeReport, MemoryStage,
+                           ResourceStage, merge_findings)
+from grader.workspace import Submission, locate
+from harness import compiler
+from harness.isolation import ArgValue, Problem, Program, RunSpec, Worker
+
+SANITIZE_ELEMENTS = 400_000  # the sanitizer run's case is the largest passing one up to this size
+CASE_TIMEOUT_S = 120.0
+CPU_MEMORY_CAP = 8 << 30  # address space of a CPU worker: a runaway allocation ends the worker only
+PERF_TIMEOUT_S = 540.0
+
+# Problems of the run mapped to the reason `kata-expect` names; None: the grader's own fault.
+_PROBLEM_REASON = {"launch-error": "launch-error", "launch-py": "launch-error", "crash": "crash",
+                   "memory": "crash", "timeout": "timeout", "unsupported": None, "internal": None,
+                   "environment": None}
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    case: _cases.Case
+    failed: bool
+    reason: str  # "" when passed; else wrong-answer | a finding kind | launch-error | crash | timeout
+    check: CheckResult | None  # None when the run produced no outputs
+    problem: Problem | None
+    findings: tuple  # this run's emulator findings
+    launches: tuple  # LaunchRecords
+    elements: int  # input elements (the case's size)
+
+
+def choose_backend(requested: str) -> tuple[str, str]:
+    """(backend, why) for --backend auto|gpu|cpu."""
+    if requested == "cpu":
+        return "cpu", "--backend cpu"
+    try:
+        from harness import gpu as _gpu
+
+        available = _gpu.available()
+    except Exception:
+        available = False
+    if requested == "gpu":
+        if not available:
+            raise EnvironmentProblem("--backend gpu: CuPy sees no CUDA GPU on this machine",
+                                     hint="install kata[gpu] on a machine with a GPU, or use --backend cpu")
+        return "gpu", "--backend gpu"
+    if requested != "auto" and ":" not in requested:
+        raise UsageError(f"--backend {requested!r}: choose auto, gpu or cpu")
+    if ":" in requested:  # tests: a Backend factory "module:function"
+        return requested, "test backend"
+    if available:
+        return "gpu", "auto: CuPy sees a CUDA GPU"
+    return "cpu", "auto: no CUDA GPU visible to CuPy, so kata's CPU emulator runs the PTX"
+
+
+def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
+          examples: int | None = None, case: dict | None = None, hidden: bool = False,
+          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S) -> GradeReport:
+    """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
+    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case)."""
+    sub = locate(folder, kata_id, launch_file=launch_file)
+    kata = sub.kata
+    seed = _cases.DEFAULT_SEED if seed is None else int(seed)
+    examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
+    chosen, why = choose_backend(backend)
+    base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
+                backend_reason=why, seed=seed, notes=sub.notes)
+
+    compiled, stage = _compile(sub)
+    if not stage.ok:
+        return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
+                           reasons=("compile-error",), compile=stage)
+    resources = ResourceStage(tuple(compiled.resources.values()), ())
+    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
+    rerun_base = _rerun_command(sub, kata_id, backend)
+    with Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP) as worker:
+        runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
+
+        def attempt(c: _cases.Case) -> CaseOutcome:
+            data = _cases.materialize(kata, c)
+            outcome, _ = _run_case(kata, worker, data)
+            runs[c.label()] = (data, outcome)
+            return outcome
+
+        search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
+        passed = [(d, o) for d, o in runs.values() if not o.failed]
+        findings = merge_findings(f for _, o in runs.values() for f in o.findings)
+        launches = next((o.launches for _, o in passed if o.launches), ())
+        resources = ResourceStage(resources.kernels, _occupancy(compiled, launches, chosen))
+        correctness = _correctness(search, seed, examples, rerun_base)
+        if correctness.failure is not None:
+            failure = correctness.failure
+            verdict = "error" if failure.reason == "" else "fail"
+            return GradeReport(**base, verdict=verdict, stage="correctness", headline=failure.headline,
+                               reasons=failure.reasons, compile=stage, resources=resources,
+                               correctness=correctness, findings=findings)
+        if chosen == "gpu":
+            perf, problem = worker.call("grader.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
+                                        kata_id=kata.id, compiled=compiled, seed=seed)
+            if problem is not None:
+                return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
+                                   stage="performance", headline=f"performance stage: {problem.message}",
+                                   reasons=(_PROBLEM_REASON.get(problem.kind) or "error",), compile=stage,
+                                   resources=resources, correctness=correctness, findings=findings)
+            return GradeReport(**base, verdict="pass", stage="done",
+                               headline=f"passed {correctness.cases_run} cases", reasons=(),
+                               compile=stage, resources=resources, correctness=correctness,
+                               findings=findings, performance=perf)
+        memory = _memory(kata, worker, passed, chosen)
+    findings = merge_findings([*findings, *memory.findings])
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
+        return GradeReport(**base, verdict="fail", stage="sanitizer",
+                           headline=f"outputs match, but {first.kind} at {_where(first)}: {first.message}",
+                           reasons=tuple(dict.fromkeys(f.kind for f in errors)), compile=stage,
+                           resources=resources, correctness=correctness, findings=findings, memory=memory)
+    return GradeReport(**base, verdict="pass", stage="done", headline=f"passed {correctness.cases_run} cases",
+                       reasons=(), compile=stage, resources=resources, correctness=correctness,
+                       findings=findings, memory=memory)
+
+
+# -- stages ------------------------------------------------------------------------------------
+
+def _compile(sub: Submission):
+    raw = sub.kernel.read_bytes()
+    name = sub.kernel.name
+    if not raw.strip():
+        return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
+                                  f"(or `kata start {sub.kata.id} --force` for a fresh stub)")
+    if b"\0" in raw:
+        return None, CompileStage(False, (), "", f"{name} is not a text file (it holds NUL bytes): "
+                                  "is it a binary that was saved under this name?")
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, CompileStage(False, (), "", f"{name} is not UTF-8 text (byte {exc.start} is "
+                                  f"0x{raw[exc.start]:02x}); save it as UTF-8")
+    launch_problem = _check_launch_syntax(sub.launch)
+    if launch_problem:
+        return None, CompileStage(False, (), "", launch_problem)
+    try:
+        compiled = compiler.compile(source, name, cubin=True)
+    except compiler.CompilerUnavailable as exc:
+        raise EnvironmentProblem(str(exc), hint="pip install nvidia-cuda-nvrtc cuda-bindings") from None
+    stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
+                         nvrtc_version=compiled.nvrtc_version)
+    return compiled, stage
+
+
+def _check_launch_syntax(path: Path) -> str:
+    try:
+        compile(path.read_text(), str(path), "exec")
+    except SyntaxError as exc:
+        return f"{path.name}:{exc.lineno}: syntax error in the launch plan: {exc.msg}"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path.name}: cannot be read as text ({exc})"
+    return ""
+
+
+def _run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, counters=False):
+    """(CaseOutcome, the worker's RunResult) of one case."""
+    args = []
+    for arg in kata.args:
+        if arg.role == "scalar":
+            args.append(ArgValue(arg.name, "scalar", data.scalars[arg.name]))
+        elif arg.role == "out":
+            want = data.expected[arg.name]
+            args.append(ArgValue(arg.name, "out", None, arg.dtype.str, int(want.size)))
+        else:
+            args.append(ArgValue(arg.name, arg.role, data.inputs[arg.name]))
+    result = worker.run(RunSpec(tuple(args), sanitize=sanitize, counters=counters))
+    errors = [f for f in result.findings if f.severity == "error"]
+    if result.problem is not None:
+        reason = _PROBLEM_REASON.get(result.problem.kind)
+        return CaseOutcome(data.case, True, reason or "", None, result.problem, result.findings,
+                           result.launches, data.elements), result
+    params = {**data.case.params, **data.scalars}
+    check = compare(kata, data.inputs, result.outputs, data.expected, params, result.changed_inputs)
+    reason = errors[0].kind if errors else ("" if check.ok else "wrong-answer")
+    return CaseOutcome(data.case, bool(reason), reason, check, None, result.findings, result.launches,
+                       data.elements), result
+
+
+def _correctness(search: _cases.Search, seed: int, examples: int, rerun_base: str) -> CorrectnessStage:
+    outcome = search.failure
+    failure = None
+    if outcome is not None:
+        failure = _failure(outcome, seed, rerun_base)
+    return CorrectnessStage(ok=failure is None, cases_run=search.cases_run, public=search.public,
+                            drawn=search.drawn, hidden=search.hidden, seed=seed, examples=examples,
+                            failure=failure)
+
+
+def _failure(outcome: CaseOutcome, seed: int, rerun_base: str) -> CaseFailure:
+    case = outcome.case
+    rerun = f"{rerun_base} {case.cli()}" + (f" --seed {seed}" if seed != _cases.DEFAULT_SEED else "")
+    errors = [f for f in outcome.findings if f.severity == "error"]
+    reasons = [outcome.reason] if outcome.reason else []
+    reasons += [f.kind for f in errors]
+    if outcome.check is not None and not outcome.check.ok:
+        reasons.append("wrong-answer")
+    if outcome.problem is not None:
+        p = outcome.problem
+        where = f"{p.file}:{p.line}: " if p.file and p.line else ""
+        what = {"launch-error": "launch error", "launch-py": "launch.py raised", "timeout": "timed out",
+                "crash": "crashed", "memory": "ran out of memory"}.get(p.kind, "grader error")
+        headline = f"{what} for {case.label()}: {where}{p.message}"
+    elif errors:
+        f = errors[0]
+        headline = f"{f.kind} for {case.label()} at {_where(f)}: {f.message}"
+    else:
+        headline = f"fails for {case.label()}: {outcome.check.headline()}"
+    mismatches = outcome.check.mismatches if outcome.check is not None else ()
+    count = outcome.check.mismatch_count if outcome.check is not None else 0
+    return CaseFailure(params=dict(case.params), origin=case.origin, reason=outcome.reason,
+                       reasons=tuple(dict.fromkeys(r for r in reasons if r)), headline=headline,
+                       mismatches=mismatches, mismatch_count=count, problem=outcome.problem,
+                       rerun=rerun)
+
+
+def _memory(kata, worker: Worker, passed, backend: str) -> MemoryStage:
+    """Sanitizer and counters on the largest passing case that is small enough to run them on."""
+    if backend != "cpu" and ":" not in backend or not passed:
+        return MemoryStage(None, (), None, "")
+    fits = [p for p in passed if p[1].elements <= SANITIZE_ELEMENTS] or [min(passed, key=lambda p: p[1].elements)]
+    data, _ = max(fits, key=lambda p: p[1].elements)
+    outcome, result = _run_case(kata, worker, data, sanitize=True, counters=True)
+    report = None
+    if result is not None and result.counters is not None:
+        from grader.perf import memory_report
+
+        params = {**data.case.params, **data.scalars}
+        report = memory_report([result.counters], data.case.params, kata.reference.cost(**params))
+    note = ""
+    if outcome.problem is not None:
+        note = f"the sanitizer run failed: {outcome.problem.message}"
+    elif outcome.check is not None and not outcome.check.ok:
+        note = f"with the sanitizer on, {data.case.label()} gave {outcome.check.headline()}"
+    return MemoryStage(dict(data.case.params), tuple(outcome.findings), report, note)
+
+
+def _occupancy(compiled, launches, backend: str) -> tuple:
+    try:
+        from grader.occupancy import occupancy_table
+        from harness.backend import H200
+    except ImportError:
+        return ()
+    rows = [(r.kernel, r.threads, r.shared) for r in launches]
+    return tuple(occupancy_table(compiled.resources, rows, H200))
+
+
+def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int):
+    """Runs inside the worker process: the GPU performance stage with the learner's plan."""
+    from grader.perf import performance_stage
+
+    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed)
+
+
+def _where(finding) -> str:
+    return f"{Path(finding.file).name if finding.file else '?'}:{finding.line if finding.line is not None else '?'}"
+
+
+def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
+    parts = ["kata grade"]
+    try:
+        rel = os.path.relpath(sub.folder)
+    except ValueError:
+        rel = str(sub.folder)
+    if rel != ".":
+        parts.append(rel)
+    if kata_id and not sub.marker:
+        parts.append(f"--kata {kata_id}")
+    if backend != "auto" and ":" not in backend:
+        parts.append(f"--backend {backend}")
+    return " ".join(parts)

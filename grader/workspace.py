@@ -1,0 +1,104 @@
+"""Workspaces: the folder a learner edits (kernel.cu, launch.py, statement.md, .kata).
+
+`kata start` makes one and never overwrites work (with --force it keeps a .bak of each file it
+replaces); `kata grade` finds the kata through the folder's .kata marker or --kata.
+"""
+from __future__ import annotations
+
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import catalog
+from grader.errors import UsageError, WorkspaceExists
+
+MARKER = ".kata"
+#: kata file → workspace file
+FILES = {"stub.cu": "kernel.cu", "launch.py": "launch.py", "statement.md": "statement.md"}
+
+
+@dataclass(frozen=True)
+class Submission:
+    folder: Path  # the graded folder
+    kata: catalog.Kata
+    kernel: Path  # folder/kernel.cu
+    launch: Path  # folder/launch.py, or the kata's default plan when the folder has none
+    marker: bool  # the folder has a .kata marker naming the kata
+    notes: tuple[str, ...]  # what the learner should know (a default launch plan was used)
+
+
+def read_marker(folder: Path) -> str | None:
+    path = Path(folder) / MARKER
+    if not path.is_file():
+        return None
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        raise UsageError(f"{path}: not a kata marker (expected a line like kata = \"reduce\")",
+                         hint="delete it and pass --kata ID") from None
+    kata = data.get("kata")
+    return kata if isinstance(kata, str) else None
+
+
+def locate(folder, kata_id: str | None = None, launch_file: Path | None = None) -> Submission:
+    """The submission in `folder`; UsageError (exit 2) when it cannot be graded at all."""
+    folder = Path(folder).resolve()
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: no such folder", hint="run `kata start ID` to make a workspace")
+    marked = read_marker(folder)
+    kata_id = kata_id or marked
+    if kata_id is None:
+        raise UsageError(f"{folder}: no {MARKER} marker says which kata this is",
+                         hint="pass --kata ID (see `kata list`), or make a workspace with `kata start ID`")
+    kata = catalog.load(kata_id)
+    kernel = folder / "kernel.cu"
+    if not kernel.is_file():
+        raise UsageError(f"{kernel}: not found; kata grades the kernel in kernel.cu",
+                         hint=f"run `kata start {kata.id} {folder}` to make a workspace, or grade another folder")
+    notes: list[str] = []
+    launch = Path(launch_file) if launch_file else folder / "launch.py"
+    if not launch.is_file():
+        notes.append(f"{folder.name}/launch.py is missing: graded with the kata's default launch plan")
+        launch = kata.file("launch.py")
+    return Submission(folder, kata, kernel, launch, marked == kata.id, tuple(notes))
+
+
+def start(kata_id: str, folder: Path | None = None, force: bool = False) -> tuple[Path, list[str]]:
+    """Make a workspace; returns (folder, files written). Refuses to replace edited files unless
+    force, and then keeps each replaced file as <name>.bak."""
+    kata = catalog.load(kata_id)
+    folder = Path(folder) if folder is not None else Path.cwd() / kata.id
+    existing_marker = read_marker(folder) if folder.is_dir() else None
+    clashes = [name for name in (*FILES.values(), MARKER) if (folder / name).exists()
+               and not _same(folder / name, kata, name)]
+    if clashes and not force:
+        other = f" (a workspace for {existing_marker})" if existing_marker and existing_marker != kata.id else ""
+        raise WorkspaceExists(f"{folder} already has {', '.join(clashes)}{other}; kata start will not overwrite your work",
+                              hint=f"grade it with `kata grade {folder}`, pick another folder, or add --force "
+                                   "(your files are kept as .bak)")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for source, target in FILES.items():
+        dest = folder / target
+        if dest.exists() and target in clashes:
+            shutil.copy2(dest, dest.with_name(dest.name + ".bak"))
+        dest.write_text(kata.file(source).read_text())
+        written.append(target)
+    (folder / MARKER).write_text(f'kata = "{kata.id}"\nformat = {catalog.FORMAT}\n')
+    written.append(MARKER)
+    return folder, written
+
+
+def _same(path: Path, kata: catalog.Kata, name: str) -> bool:
+    """An untouched file from the same kata is no work to lose."""
+    if name == MARKER:
+        try:
+            return read_marker(path.parent) == kata.id
+        except UsageError:
+            return False
+    source = {v: k for k, v in FILES.items()}[name]
+    try:
+        return path.read_bytes() == kata.file(source).read_bytes()
+    except OSError:
+        return False

@@ -1,0 +1,88 @@
+"""A numpy Backend for testing the grader without the emulator: "kernels" by name, behaviour chosen
+by a marker kernel in kernel.cu (`extern "C" __global__ void mode_wrong() {}` selects "wrong")."""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from harness.backend import H200, Backend, Buffer
+from harness.emulator.findings import Finding
+from harness.gpu import base_name, parse_entries
+
+
+class FakeBackend(Backend):
+    name = "fake"
+    facts = H200
+
+    def __init__(self, sanitize: bool = False, counters: bool = False):
+        self.sanitize = sanitize
+        self.memory: dict[int, np.ndarray] = {}
+        self.findings: list = []
+        self.stopped = False
+        self.next = 1 << 20
+
+    def load(self, ptx, cubin, filename):
+        self.entries = parse_entries(ptx)
+        self.modes = {base_name(e)[5:] for e in self.entries if base_name(e).startswith("mode_")}
+
+    def kernel_names(self):
+        return sorted(base_name(e) for e in self.entries)
+
+    def kernel_params(self, name):
+        for entry, params in self.entries.items():
+            if entry == name or base_name(entry) == name:
+                return params
+        return None
+
+    def alloc(self, count, dtype):
+        dtype = np.dtype(dtype)
+        handle = self.next
+        self.next += 1 << 20
+        self.memory[handle] = np.zeros(max(count * dtype.itemsize, 1), np.uint8)
+        return Buffer(handle, dtype, count)
+
+    def _array(self, buf):
+        raw = self.memory[buf.handle]
+        start = buf.offset * buf.dtype.itemsize
+        return raw[start:start + buf.nbytes].view(buf.dtype)
+
+    def upload(self, array):
+        buf = self.alloc(array.size, array.dtype)
+        self._array(buf)[:] = array.reshape(-1)
+        return buf
+
+    def download(self, buf):
+        return self._array(buf).copy()
+
+    def memset(self, buf, byte):
+        self._array(buf).view(np.uint8)[:] = byte
+
+    def synchronize(self):
+        pass
+
+    def launch(self, name, grid, block, shared, args):
+        x, out, n = self._array(args[0]), self._array(args[1]), int(args[2])
+        modes = self.modes
+        if "hang" in modes:
+            time.sleep(3600)
+        if "crash" in modes:
+            os.abort()
+        if "hog" in modes:
+            np.ones(1 << 36, np.uint8)  # 64 GiB: beyond the worker's address-space cap
+        total = np.float32(x[: n - 1].sum() if "wrong" in modes and n > 100 else x[:n].sum())
+        if "clobber" in modes:
+            x[0] = 0
+        if "nowrite" not in modes:
+            out[0] += total
+        if "oob" in modes and n % 2:
+            self.findings.append(Finding("out-of-bounds", "global load 4 bytes past the end of x",
+                                         "kernel.cu", 3, space="global"))
+        if "race" in modes and self.sanitize:
+            self.findings.append(Finding("race-raw", "thread (0,0,0) reads s[1] that thread (1,0,0) wrote",
+                                         "kernel.cu", 4, space="shared"))
+
+
+def make(sanitize=False, counters=False):
+    return FakeBackend(sanitize=sanitize, counters=counters)
