@@ -18,6 +18,10 @@ class CompileStage:
     message: str = ""  # our own sentence when the file never reached NVRTC (empty, binary, launch.py syntax)
     nvrtc_version: tuple[int, int] = (0, 0)
 
+    def warnings_shown(self) -> tuple:
+        """Compiler warnings worth a line in a passing or failing report (at most 3)."""
+        return tuple(d for d in self.diagnostics if d.severity == "warning")[:3]
+
     def headline(self) -> str:
         if self.message:
             return f"does not compile: {self.message}"

@@ -1,2 +1,173 @@
-"""Commands: placeholder until its owner lands them."""
-commands: list = []
+"""Commands: list, start, grade, hint, dev check. Parse, call the library, render; no logic here."""
+from __future__ import annotations
+
+import sys
+import traceback
+from functools import wraps
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from grader import catalog, workspace
+from grader.errors import INTERNAL, KataError, UsageError
+
+
+def _console(err: bool = False) -> Console:
+    return Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
+
+
+def handled(fn):
+    """KataError → its message and exit code; anything else is our bug: traceback, exit 4."""
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except KataError as exc:
+            err = _console(err=True)
+            err.print(f"kata: {exc.message}", style="red", markup=False)
+            if exc.hint:
+                err.print(f"  {exc.hint}", markup=False)
+            sys.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except Exception:
+            click.echo(traceback.format_exc(), err=True)
+            click.echo("kata: internal error (a bug in kata, not in your kernel); please report it "
+                       "with the traceback above", err=True)
+            sys.exit(INTERNAL)
+    return wrapper
+
+
+@click.command("list")
+@handled
+def list_katas() -> None:
+    """The katas, with your progress."""
+    katas = catalog.all_katas()
+    progress = {}
+    try:
+        from grader import progress as _progress
+
+        if hasattr(_progress, "summary"):
+            progress = _progress.summary([k.id for k in katas])
+    except Exception as exc:  # the store is optional for listing; say why it is missing
+        _console(err=True).print(f"(progress unavailable: {exc})", style="dim")
+    table = Table(box=None, pad_edge=False)
+    for col in ("id", "level", "title", "progress"):
+        table.add_column(col)
+    for k in katas:
+        row = progress.get(k.id)
+        state = getattr(row, "state", "") if row is not None else ""
+        table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state)
+    _console().print(table)
+    _console().print("start one with `kata start ID`", style="dim")
+
+
+@click.command("start")
+@click.argument("kata_id", metavar="ID")
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="replace existing files (each is kept as <name>.bak)")
+@handled
+def start(kata_id: str, folder: Path | None, force: bool) -> None:
+    """Make a workspace for kata ID in FOLDER (default ./ID): kernel.cu, launch.py, statement.md."""
+    made, files = workspace.start(kata_id, folder, force=force)
+    from grader import progress
+
+    progress.on_start(kata_id, made)
+    out = _console()
+    out.print(f"made {made}: {', '.join(files)}")
+    out.print(f"read {made / 'statement.md'}, edit kernel.cu, then run `kata grade {_rel(made)}`")
+
+
+@click.command("grade")
+@click.argument("folder", required=False, default=".", type=click.Path(path_type=Path))
+@click.option("--kata", "kata_id", metavar="ID", help="which kata (default: the folder's .kata marker)")
+@click.option("--backend", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
+              help="auto: the GPU when CuPy sees one, else kata's CPU emulator")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object instead of the report")
+@click.option("--case", "case_pairs", multiple=True, metavar="KEY=VALUE",
+              help="run only this case, e.g. --case n=257 (as a failing report prints it)")
+@click.option("--seed", type=int, default=None, help="hypothesis seed and data seed (default 0)")
+@click.option("--examples", type=click.IntRange(0, 1000), default=None,
+              help="how many cases hypothesis draws (default 12)")
+@handled
+def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -> None:
+    """Grade the kernel in FOLDER (default: here): compile, test, sanitize, measure."""
+    from grader import pipeline, progress, report as _report
+    from grader.cases import parse_overrides
+
+    only = None
+    if case_pairs:
+        sub = workspace.locate(folder, kata_id)
+        only = parse_overrides(case_pairs, sub.kata)
+    result = pipeline.grade(kata_id, folder, backend=backend, seed=seed, examples=examples, case=only)
+    line = None
+    try:
+        line = progress.on_grade(result.kata, Path(result.workspace), result)
+    except Exception as exc:  # a broken store must not hide the grade
+        line = f"(attempt not recorded: {exc})"
+    if as_json:
+        click.echo(_report.to_json(result))
+    else:
+        _report.render(result, _console(), extra=line)
+    sys.exit({"pass": 0, "fail": 1}.get(result.verdict, INTERNAL))
+
+
+@click.command("hint")
+@click.argument("folder", required=False, default=".", type=click.Path(path_type=Path))
+@click.option("--kata", "kata_id", metavar="ID", help="which kata (default: the folder's .kata marker)")
+@handled
+def hint(folder: Path, kata_id: str | None) -> None:
+    """Reveal the next hint for the kata in FOLDER (recorded in your progress)."""
+    kata_id = kata_id or workspace.read_marker(Path(folder))
+    if kata_id is None:
+        raise UsageError(f"{Path(folder).resolve()}: no .kata marker says which kata this is",
+                         hint="pass --kata ID, or run it inside a workspace made by `kata start`")
+    kata = catalog.load(kata_id)
+    from grader import progress
+
+    got = progress.next_hint(kata.id, list(kata.hints))
+    if got is None:
+        _console().print(f"all {len(kata.hints)} hints for {kata.id} are shown; "
+                         f"`kata solution {kata.id} --give-up` shows the solution")
+        return
+    index, text = got
+    _console().print(f"hint {index}/{len(kata.hints)} for {kata.id}: {text}")
+
+
+@click.group("dev")
+def dev() -> None:
+    """Commands for kata authors."""
+
+
+@dev.command("check")
+@click.argument("kata_ids", nargs=-1, metavar="[ID ...]")
+@handled
+def dev_check(kata_ids: tuple[str, ...]) -> None:
+    """Test the katas' content: stubs fail, solutions pass, wrong/ kernels fail for their reason."""
+    from grader import audit
+
+    for kata_id in kata_ids:
+        catalog.load(kata_id)  # unknown ids fail fast, with a did-you-mean
+    out = _console()
+
+    def show(c) -> None:
+        mark = "[green]ok[/green]  " if c.ok else "[red]FAIL[/red]"
+        detail = f" · {c.detail}" if c.detail and not c.ok else ""
+        out.print(f"{mark} {c.kata:<10} {c.item:<36} expected {c.expected}; got {c.got}{detail}")
+
+    results = audit.check(list(kata_ids) or None, on_result=show)
+    bad = [c for c in results if not c.ok]
+    out.print(f"{len(results) - len(bad)}/{len(results)} checks passed")
+    sys.exit(1 if bad else 0)
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+commands = [list_katas, start, grade, hint, dev]
