@@ -100,10 +100,23 @@ def available() -> bool:
         return False
 
 
+def _preload_torch() -> None:
+    """Import torch (for baselines) before this process compiles anything with NVRTC.
+
+    harness.compiler passes NVRTC a `b" " * size` buffer to write its log into; for an empty log
+    that is CPython's shared one-byte b" " object, which NVRTC then overwrites with a NUL, and a
+    torch import after that fails while parsing its own operator schemas."""
+    try:
+        import torch  # noqa: F401
+    except Exception:
+        pass  # no torch: no baselines, which the performance stage reports
+
+
 class GpuBackend(Backend):
     name = "gpu"
 
     def __init__(self, device: int = 0):
+        _preload_torch()
         self.cupy = cupy = _import_cupy()
         self.device = cupy.cuda.Device(device)
         self.device.use()

@@ -38,9 +38,9 @@ def test_launch_through_plan_with_converted_scalars(loaded, tmp_path):
     x = np.linspace(-1, 1, 1001, dtype=np.float32)
     xb, yb = loaded.upload(x), loaded.alloc(1001, np.float32)
     plan = Plan(loaded, tmp_path / "launch.py")
-    plan.launch("axpb", grid=plan.cdiv(1001, 128), block=128, args=(yb, xb, 2.0, 1001, -3))
+    plan.launch("axpb", grid=plan.cdiv(1001, 128), block=128, args=(yb, xb, 2.0, 1001, 3))
     loaded.synchronize()
-    assert np.allclose(loaded.download(yb), 2 * x - 3)
+    assert np.allclose(loaded.download(yb), 2 * x + 3)
     assert loaded.kernel_params("axpb")[4].type in ("s64", "u64")
 
 
