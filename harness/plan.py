@@ -157,10 +157,12 @@ class Plan:
                 if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                     raise self._error(f"{what} needs an int, got {type(value).__name__}"
                                       + (" (a pointer parameter needs a device buffer)" if ptype in _POINTER_TYPES else ""))
-                info = np.iinfo(_INT_TYPES[ptype])
-                if not info.min <= int(value) <= info.max:
-                    raise self._error(f"{what}: {int(value)} does not fit in {ptype}")
-                out.append(_INT_TYPES[ptype](int(value)))
+                # PTX declares C's `int` as u32 (signedness lives in the instructions, not the
+                # parameter), so any value of the signed or unsigned type of that width is accepted.
+                bits = np.dtype(_INT_TYPES[ptype]).itemsize * 8
+                if not -(1 << (bits - 1)) <= int(value) < (1 << bits):
+                    raise self._error(f"{what}: {int(value)} does not fit in {bits} bits")
+                out.append(np.array(int(value) & ((1 << bits) - 1), np.uint64).astype(_INT_TYPES[ptype])[()])
             else:
                 raise self._error(f"{what}: parameters of type {ptype} (structs, vectors) are not supported",
                                   "pass scalars and pointers only")

@@ -63,6 +63,8 @@ class FakeBackend(Backend):
         pass
 
     def launch(self, name, grid, block, shared, args):
+        if name != "reduce":
+            return
         x, out, n = self._array(args[0]), self._array(args[1]), int(args[2])
         modes = self.modes
         if "hang" in modes:
