@@ -15,6 +15,7 @@ KINDS = {
     "barrier-after-exit": "warning",  # a barrier completed because exited threads count as arrived
     "deadlock": "error",  # no thread can make progress (barrier or warp-sync never satisfied)
     "watchdog": "error",  # instruction budget or wall clock exhausted: probably a hang
+    "trap": "error",  # the kernel executed trap (__trap() or a failed assert()); the launch aborted
 }
 
 

@@ -1,0 +1,124 @@
+"""A CPU emulator of an NVIDIA GPU that runs the PTX NVRTC produces (see docs/emulator-api.md).
+
+    emu = Emulator(sanitize=True, counters=True)
+    mod = emu.load(ptx, filename="kernel.cu")
+    x = emu.alloc(4 * n); emu.write(x, host_array)
+    res = emu.launch(mod, "reduce", grid=(g, 1, 1), block=(256, 1, 1), args=[x, out, n])
+
+Modules: ptx (loader), engine (scheduler), lanes (per-launch state), memory (memory model),
+ops_* (instruction semantics), observer (hooks), sanitizer and counters (observers).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .findings import KINDS, EmulatorError, Finding, UnsupportedPTX
+from .memory import GlobalMemory
+from .observer import Fanout, Observer
+from .ptx import Function, Module, Param, load_ptx
+
+__all__ = ["Emulator", "Finding", "EmulatorError", "UnsupportedPTX", "LaunchResult", "LoadedModule",
+           "Observer", "Param", "KINDS"]
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    findings: list  # list[Finding] of this launch: engine findings first, then the observers'
+    counters: object | None  # the Counters observer when counters=True, else None
+    stopped: bool  # True when the watchdog, a deadlock or a trap ended the launch early
+    instructions: int  # issued PC-group instructions (the watchdog's unit)
+
+
+class LoadedModule:
+    """A parsed module with its module-level .global/.const variables placed in device memory."""
+
+    def __init__(self, module: Module, globals_at: dict[str, int]):
+        self.module = module
+        self.globals_at = globals_at
+        self.kernels = {n: f for n, f in module.functions.items() if f.entry}
+
+    def kernel(self, name: str) -> Function:
+        if name in self.kernels:
+            return self.kernels[name]
+        for mangled, f in self.kernels.items():  # _Z6reducePKfPfi finds "reduce"
+            m = re.match(r"_Z(\d+)", mangled)
+            if m and mangled[m.end():m.end() + int(m[1])] == name:
+                return f
+        raise EmulatorError(f"no kernel named {name!r} in {self.module.filename}; it has "
+                            f"{', '.join(self.kernels) or 'none'}")
+
+
+class Emulator:
+    def __init__(self, sanitize: bool = False, counters: bool = False, max_resident_blocks: int | None = None,
+                 instruction_budget: int = 2_000_000_000, wall_clock_s: float = 60.0,
+                 observers: list[Observer] | None = None):
+        self.sanitize, self.counters = sanitize, counters
+        self.max_resident_blocks = max_resident_blocks
+        self.instruction_budget, self.wall_clock_s = instruction_budget, wall_clock_s
+        self.extra_observers = list(observers or [])
+        self.mem = GlobalMemory()
+        self.findings: list[Finding] = []
+
+    # ---- memory ------------------------------------------------------------------------------
+    def alloc(self, nbytes: int) -> int:
+        return self.mem.alloc(nbytes)
+
+    def write(self, ptr: int, array) -> None:
+        self.mem.write(int(ptr), np.asarray(array))
+
+    def read(self, ptr: int, dtype, count: int) -> np.ndarray:
+        return self.mem.read(int(ptr), dtype, int(count))
+
+    def memset(self, ptr: int, byte: int, nbytes: int) -> None:
+        self.mem.memset(int(ptr), int(byte), int(nbytes))
+
+    # ---- modules and launches ----------------------------------------------------------------
+    def load(self, ptx: str, filename: str = "kernel.cu") -> LoadedModule:
+        module = load_ptx(ptx, filename)
+        globals_at = {}
+        for v in module.vars.values():
+            if v.space in ("global", "const"):
+                addr = self.alloc(max(1, v.size))
+                if v.init:
+                    self.mem.write(addr, np.frombuffer(v.init, np.uint8))
+                else:
+                    self.mem.memset(addr, 0, max(1, v.size))
+                globals_at[v.name] = addr
+        return LoadedModule(module, globals_at)
+
+    def _observers(self) -> tuple[Observer | None, object | None]:
+        obs: list[Observer] = []
+        counters = None
+        if self.sanitize:
+            try:
+                from .sanitizer import Sanitizer
+                obs.append(Sanitizer())
+            except ImportError:
+                pass
+        if self.counters:
+            try:
+                from .counters import Counters
+                counters = Counters()
+                obs.append(counters)
+            except ImportError:
+                pass
+        obs.extend(self.extra_observers)
+        if not obs:
+            return None, counters
+        return (obs[0] if len(obs) == 1 else Fanout(obs)), counters
+
+    def launch(self, mod: LoadedModule, name: str, grid=(1, 1, 1), block=(1, 1, 1), shared_bytes: int = 0,
+               args=()) -> LaunchResult:
+        from .engine import Engine
+
+        kernel = mod.kernel(name)
+        observer, counters = self._observers()
+        eng = Engine(self.mem, mod.module, kernel, grid, block, shared_bytes, list(args), observer,
+                     self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at)
+        stopped, issued = eng.run()
+        found = eng.findings_list() + (list(observer.findings) if observer is not None else [])
+        self.findings.extend(found)
+        return LaunchResult(found, counters, stopped, issued)

@@ -1,0 +1,290 @@
+"""The state of one launch: resident blocks and their lanes, registers, windows and findings.
+
+A launch runs `R` resident blocks ("slots") of `T` threads each, so `N = R*T` lanes. Every per-
+lane quantity is a numpy array of length N indexed by lane: registers (raw bits), %tid/%ctaid,
+the block each lane belongs to, its shared and local window bases. When a block finishes, the next
+block of the grid takes over its slot, like a GPU's block scheduler.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .findings import EmulatorError, Finding, UnsupportedPTX
+from .memory import LOCAL_WINDOW, SHARED_WINDOW, Windows
+from .ops import NP, const, reg_view, scalar
+from .ptx import TYPE_BITS
+
+H200_SMS, MAX_THREADS_SM, MAX_BLOCKS_SM, SHARED_SM = 132, 2048, 32, 228 * 1024
+LANE_BYTES_BUDGET = 384 << 20  # registers + local memory of the resident lanes
+
+
+def _dims(v) -> tuple[int, int, int]:
+    v = (tuple(int(x) for x in v) if hasattr(v, "__len__") else (int(v),)) + (1, 1, 1)
+    return v[0], v[1], v[2]
+
+
+class LaunchState:
+    def __init__(self, mem, module, kernel, grid, block, shared_bytes, args, observer,
+                 budget, wall_clock_s, max_resident_blocks, globals_at):
+        self.mem, self.module, self.kernel = mem, module, kernel
+        self.code = module.code
+        self.grid, self.block = _dims(grid), _dims(block)
+        self.T = self.block[0] * self.block[1] * self.block[2]
+        self.nblocks = self.grid[0] * self.grid[1] * self.grid[2]
+        if not 0 < self.T <= 1024:
+            raise EmulatorError(f"block {self.block} has {self.T} threads; a block holds 1 to 1024")
+        if self.nblocks <= 0:
+            raise EmulatorError(f"grid {self.grid} has no blocks")
+        self.observer, self.budget, self.wall_clock_s = observer, budget, wall_clock_s
+        self.globals_at = globals_at
+        self.funcs = self._reachable(kernel)
+        self.code_used = [i for f in self.funcs for i in module.code[f.start:f.end]]
+        self._layout_shared(int(shared_bytes))
+        self._layout_local()
+        self._params = self._pack_args(args)
+        lane_bytes = sum(max(1, TYPE_BITS[t]) for f in self.funcs for t in f.regs.values()) // 8 + 8
+        lane_bytes += self.local_size + sum(v.size for f in self.funcs if not f.entry for v in f.vars.values())
+        lane_bytes += sum(v.size for v in self.kernel.vars.values() if v.space == "param" and "#" in v.name)
+        per_sm = min(MAX_BLOCKS_SM, MAX_THREADS_SM // ((self.T + 31) // 32 * 32))
+        if self.shared_size:
+            per_sm = min(per_sm, SHARED_SM // self.shared_size)
+        r = H200_SMS * max(1, per_sm) if max_resident_blocks is None else int(max_resident_blocks)
+        r = min(r, max(1, LANE_BYTES_BUDGET // (lane_bytes * self.T)))
+        self.R = R = max(1, min(r, self.nblocks))
+        self.N = N = R * self.T
+        self.WPB = (self.T + 31) // 32
+        self.NW = R * self.WPB
+        lane = np.arange(N, dtype=np.int64)
+        self.lane_slot = lane // self.T
+        self.lane_tid = lane % self.T
+        bx, by = self.block[0], self.block[1]
+        self.tid_xyz = [(self.lane_tid % bx).astype(np.uint32), ((self.lane_tid // bx) % by).astype(np.uint32),
+                        (self.lane_tid // (bx * by)).astype(np.uint32)]
+        self.laneid = (self.lane_tid % 32).astype(np.uint32)
+        self.lbit = (np.uint32(1) << self.laneid).astype(np.uint32)
+        self.gwarp = self.lane_slot * self.WPB + self.lane_tid // 32
+        exists = np.zeros(self.NW, np.uint64)
+        np.bitwise_or.at(exists, self.gwarp, self.lbit.astype(np.uint64))
+        self.warp_exists = exists
+        self.ctaid_xyz = [np.zeros(N, np.uint32) for _ in range(3)]
+        self.lane_block = np.zeros(N, np.int64)
+        self.slot_block = np.full(R, -1, np.int64)
+        self.sh_base = self.lane_slot * self.shared_size
+        self.loc_base = lane * self.local_size
+        self.win = Windows(R, self.shared_size, N, self.local_size)
+        self.regs: dict[str, np.ndarray] = {}
+        self._views: dict = {}
+        for f in self.funcs:
+            for name, t in f.regs.items():
+                w = TYPE_BITS[t]
+                self.regs[name] = np.zeros(N, bool if w == 1 else np.dtype(f"u{max(1, w // 8)}"))
+        self.pbuf = {v.name: np.zeros((N, max(1, v.size)), np.uint8)
+                     for f in self.funcs for v in f.vars.values() if v.space == "param"
+                     and not (f.entry and "#" not in v.name)}
+        depth = len(self.funcs)
+        self.stack = np.zeros((N, depth), np.int32)
+        self.depth = np.zeros(N, np.int32)
+        self.exited = np.zeros(R, np.int64)
+        self.arrived: dict[int, np.ndarray] = {}
+        self.runnable: dict[int, np.ndarray] = {}
+        self.bar_waiting: dict[int, np.ndarray] = {}
+        self.ws_waiting: dict[int, np.ndarray] = {}
+        self.found: dict[tuple, Finding] = {}
+        self.stopped, self.issued, self.next_block, self.clock = False, 0, 0, 0
+        if observer is not None:
+            observer.on_kernel_start(kernel.name, self.grid, self.block, self.shared_size)
+        self._start_blocks(np.arange(R))
+
+    # ---- layout ------------------------------------------------------------------------------
+    def _reachable(self, kernel):
+        out, todo = [], [kernel]
+        while todo:
+            f = todo.pop()
+            if f in out:
+                continue
+            if f.end <= f.start and not f.entry:
+                raise UnsupportedPTX(f"call of {f.name} (no body in this module)", None, None)
+            out.append(f)
+            todo.extend(self.module.functions[c] for c in f.callees if c in self.module.functions)
+        return out
+
+    def _symbols_used(self):
+        for inst in self.code_used:
+            for o in inst.ops:
+                if o.kind in ("sym", "addr") and o.name:
+                    yield o.name
+
+    def _layout_shared(self, dynamic: int) -> None:
+        self.sym_shared: dict[str, int] = {}
+        off, extern = 0, []
+        used = set(self._symbols_used())
+        for v in self.module.vars.values():
+            if v.space != "shared" or v.name not in used:
+                continue
+            if v.size == 0:
+                extern.append(v)
+                continue
+            off = (off + v.align - 1) // v.align * v.align
+            self.sym_shared[v.name] = off
+            off += v.size
+        dyn_at = (off + 15) // 16 * 16 if extern else off
+        for v in extern:
+            self.sym_shared[v.name] = dyn_at
+        self.dynamic_smem = dynamic
+        self.shared_size = (dyn_at + dynamic) if (extern or dynamic) else off
+
+    def _layout_local(self) -> None:
+        self.sym_local: dict[str, int] = {}
+        off = 0
+        for f in self.funcs:
+            for v in f.vars.values():
+                if v.space == "local":
+                    off = (off + v.align - 1) // v.align * v.align
+                    self.sym_local[v.name] = off
+                    self.sym_local[v.name.split("::", 1)[1].split("#")[0]] = off
+                    off += v.size
+        self.local_size = (off + 15) // 16 * 16
+
+    def _pack_args(self, args) -> bytes:
+        params = self.kernel.params
+        if len(args) != len(params):
+            raise EmulatorError(f"kernel {self.kernel.name} takes {len(params)} arguments, got {len(args)}")
+        size = max([p.offset + p.size for p in params] + [8])
+        buf = bytearray(size)
+        for p, a in zip(params, args):
+            if isinstance(a, (bytes, bytearray, np.ndarray)) and p.type in ("b8", "u8") and p.size > 1:
+                raw = bytes(np.asarray(a).tobytes() if isinstance(a, np.ndarray) else a)
+            elif p.type.startswith("f"):
+                raw = np.array(float(a), NP[p.type]).tobytes()
+            else:
+                raw = (int(a) % (1 << (8 * p.size))).to_bytes(p.size, "little")
+            if len(raw) != p.size:
+                raise EmulatorError(f"argument for {p.name} has {len(raw)} bytes, the kernel expects {p.size}")
+            buf[p.offset:p.offset + p.size] = raw
+        self.param_offset = {p.name: p.offset for p in params}
+        self.param_offset.update({f"{self.kernel.name}::{p.name}": p.offset for p in params})
+        return bytes(buf)
+
+    # ---- blocks ------------------------------------------------------------------------------
+    def _start_blocks(self, slots: np.ndarray) -> None:
+        slots = slots[: max(0, self.nblocks - self.next_block)]
+        if slots.size == 0:
+            return
+        blocks = np.arange(self.next_block, self.next_block + slots.size)
+        self.next_block += slots.size
+        self.slot_block[slots] = blocks
+        self.exited[slots] = 0
+        gx, gy = self.grid[0], self.grid[1]
+        T = self.T
+        if slots.size == self.R:
+            lanes = np.arange(self.N, dtype=np.int64)
+        else:
+            lanes = (slots[:, None] * T + np.arange(T)).ravel()
+        b = blocks[(lanes // T) - slots[0]] if slots.size == self.R else np.repeat(blocks, T)
+        self.lane_block[lanes] = b
+        self.ctaid_xyz[0][lanes] = b % gx
+        self.ctaid_xyz[1][lanes] = (b // gx) % gy
+        self.ctaid_xyz[2][lanes] = b // (gx * gy)
+        self.win.poison_shared(slots)
+        self.depth[lanes] = 0
+        if self.observer is not None:
+            self.observer.on_block_start(blocks)
+        self._push(self.kernel.start, lanes)
+
+    def _finish_blocks(self, slots: np.ndarray) -> None:
+        if self.observer is not None:
+            self.observer.on_block_end(self.slot_block[slots])
+        self.slot_block[slots] = -1
+        for arrived in self.arrived.values():
+            arrived[slots] = 0
+        self._start_blocks(slots)
+
+    # ---- operands ----------------------------------------------------------------------------
+    def view(self, name: str, t: str) -> np.ndarray:
+        key = (name, t)
+        v = self._views.get(key)
+        if v is None:
+            if name not in self.regs:
+                raise EmulatorError(f"register {name} is used but never declared")
+            v = self._views[key] = reg_view(self.regs[name], t)
+        return v
+
+    def special(self, name: str, t: str):
+        base, _, comp = name.partition(".")
+        k = "xyz".index(comp) if comp in ("x", "y", "z") else 0
+        dt = NP[t]
+        if base == "%tid":
+            return self.tid_xyz[k].astype(dt).__getitem__
+        if base == "%ctaid":
+            arr = self.ctaid_xyz[k]
+            return (lambda sel: arr[sel]) if dt == np.uint32 else (lambda sel: arr[sel].astype(dt))
+        if base in ("%ntid", "%nctaid"):
+            return const(scalar((self.block if base == "%ntid" else self.grid)[k], t))
+        if base == "%laneid":
+            return self.laneid.astype(dt).__getitem__
+        if base == "%warpid":
+            return (self.lane_tid // 32).astype(dt).__getitem__
+        if base.startswith("%lanemask_"):
+            lid = self.laneid.astype(np.uint64)
+            one = np.uint64(1)
+            m = {"eq": one << lid, "lt": (one << lid) - one, "le": (one << (lid + one)) - one}
+            m["ge"] = ~m["lt"] & np.uint64(0xFFFFFFFF)
+            m["gt"] = ~m["le"] & np.uint64(0xFFFFFFFF)
+            return m[base[10:]].astype(dt).__getitem__
+        if base in ("%clock", "%clock64", "%globaltimer"):
+            def tick(sel):
+                self.clock += 1  # monotonic: every read moves time forward
+                return scalar(self.issued * 4 + self.clock, t)
+            return tick
+        if base in ("%dynamic_smem_size", "%total_smem_size"):
+            return const(scalar(self.dynamic_smem if base[1] == "d" else self.shared_size, t))
+        if base in ("%smid", "%nsmid", "%gridid", "%nwarpid"):
+            val = {"%nsmid": H200_SMS, "%nwarpid": 64}.get(base, 0)
+            return const(scalar(val, t))
+        raise UnsupportedPTX(f"mov from {name}", None, None)
+
+    def symbol_address(self, name: str, inst) -> int:
+        if name in self.sym_shared:
+            return self.sym_shared[name]
+        if name in self.sym_local:
+            return self.sym_local[name]
+        if name in self.globals_at:
+            return self.globals_at[name]
+        raise UnsupportedPTX(f"{inst.opcode} of symbol {name}", inst.file, inst.line)
+
+    def kparam(self, name: str, off: int, t: str):
+        """A kernel parameter's bytes as a scalar (they are the same for every lane)."""
+        at = self.param_offset[name] + off
+        dt = np.dtype(NP[t])
+        return np.frombuffer(self._params[at:at + dt.itemsize], dt)[0]
+
+    # ---- findings ----------------------------------------------------------------------------
+    def where(self, pc: int) -> str:
+        inst = self.code[pc]
+        return f"{inst.file or '?'}:{inst.line if inst.line is not None else '?'}"
+
+    def block_xyz(self, b: int) -> tuple[int, int, int]:
+        gx, gy = self.grid[0], self.grid[1]
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+    def thread_xyz(self, t: int) -> tuple[int, int, int]:
+        bx, by = self.block[0], self.block[1]
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def report(self, kind, inst, lanes, message, address=None, space=None, detail="", once=False):
+        """Record a finding; repeats of (kind, line) only raise its count."""
+        key = (kind, inst.file, inst.line)
+        n = int(np.size(lanes))
+        if key in self.found:
+            if not once:
+                f = self.found[key]
+                self.found[key] = Finding(**{**f.__dict__, "count": f.count + max(1, n)})
+            return
+        first = int(np.asarray(lanes).ravel()[0]) if n else 0
+        self.found[key] = Finding(kind=kind, message=message, file=inst.file, line=inst.line,
+                                  block=self.block_xyz(int(self.lane_block[first])),
+                                  thread=self.thread_xyz(int(self.lane_tid[first])),
+                                  address=address, space=space, count=max(1, n), detail=detail)
+
+
+__all__ = ["LaunchState", "SHARED_WINDOW", "LOCAL_WINDOW"]

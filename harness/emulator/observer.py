@@ -1,0 +1,87 @@
+"""The hooks the engine calls while it runs a kernel; the sanitizer and the counters implement them.
+
+Every array argument covers the active lanes of one issued PC group, which may span warps and
+blocks: `blocks` are linear block ids, `tids` linear thread ids inside the block (warp = tid // 32).
+The engine skips all hooks when no observer is attached, so they cost nothing in a fast run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .findings import Finding
+
+
+class Observer:
+    """Base class: every hook is a no-op, so an observer overrides only what it needs."""
+
+    findings: list[Finding] = []
+
+    def on_kernel_start(self, kernel: str, grid, block, shared_bytes: int) -> None:
+        """A launch begins: grid and block are (x, y, z); shared_bytes is static + dynamic."""
+
+    def on_block_start(self, blocks: np.ndarray) -> None:
+        """These blocks became resident (their shared memory is poisoned and unwritten)."""
+
+    def on_issue(self, inst, blocks: np.ndarray, tids: np.ndarray) -> None:
+        """`inst` (.opcode, .pc, .file, .line) issues for these lanes (guard predicate applied)."""
+
+    def on_memory(self, inst, space: str, op: str, blocks, tids, addrs, size: int) -> None:
+        """Before an access. space: global|shared|local; op: ld|st|atom; addrs: uint64 byte
+        addresses (shared and local: offsets inside the block's / thread's window); size: bytes
+        per lane (a v4.f32 access is one call with size 16)."""
+
+    def on_barrier(self, blocks: np.ndarray) -> None:
+        """bar.sync / __syncthreads completed for these blocks."""
+
+    def on_warp_sync(self, blocks: np.ndarray, warps: np.ndarray, masks: np.ndarray) -> None:
+        """__syncwarp (bar.warp.sync) completed: one entry per warp, its warp index inside the block
+        and the member mask of the lanes that synchronised."""
+
+    def on_block_end(self, blocks: np.ndarray) -> None:
+        """Every thread of these blocks exited; their slots may be reused by later blocks."""
+
+    def on_kernel_end(self) -> None:
+        """The launch finished (or was stopped)."""
+
+
+class Fanout(Observer):
+    """Forwards every hook to several observers, in order; findings are all of theirs."""
+
+    def __init__(self, observers: list[Observer]):
+        self.observers = list(observers)
+
+    @property
+    def findings(self) -> list[Finding]:  # type: ignore[override]
+        return [f for o in self.observers for f in o.findings]
+
+    def on_kernel_start(self, kernel, grid, block, shared_bytes):
+        for o in self.observers:
+            o.on_kernel_start(kernel, grid, block, shared_bytes)
+
+    def on_block_start(self, blocks):
+        for o in self.observers:
+            o.on_block_start(blocks)
+
+    def on_issue(self, inst, blocks, tids):
+        for o in self.observers:
+            o.on_issue(inst, blocks, tids)
+
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size):
+        for o in self.observers:
+            o.on_memory(inst, space, op, blocks, tids, addrs, size)
+
+    def on_barrier(self, blocks):
+        for o in self.observers:
+            o.on_barrier(blocks)
+
+    def on_warp_sync(self, blocks, warps, masks):
+        for o in self.observers:
+            o.on_warp_sync(blocks, warps, masks)
+
+    def on_block_end(self, blocks):
+        for o in self.observers:
+            o.on_block_end(blocks)
+
+    def on_kernel_end(self):
+        for o in self.observers:
+            o.on_kernel_end()

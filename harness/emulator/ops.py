@@ -1,0 +1,155 @@
+"""Binding instructions to numpy: operand access, PTX types, and the registry of op builders.
+
+When a launch starts, every instruction is bound once: its register operands become typed views
+of full-lane register arrays and its immediates typed numpy scalars (never Python ints, which
+numpy would widen). A builder in one of the ops_*.py modules turns the bound instruction into a
+closure `run(sel)` that executes it for the lanes `sel` (a slice when the lanes are contiguous,
+else an index array). Instructions the emulator does not know become a closure that raises
+UnsupportedPTX with the learner's file:line the first time they execute, never a wrong answer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .findings import UnsupportedPTX
+from .ptx import SPECIALS, TYPE_BITS
+
+# What the scheduler does after run(sel): the engine dispatches on these.
+PLAIN, BRANCH, EXIT, BARRIER, WARPSYNC, CALL, RET = range(7)
+
+NP = {"s8": np.int8, "u8": np.uint8, "b8": np.uint8, "s16": np.int16, "u16": np.uint16, "b16": np.uint16,
+      "f16": np.float16, "bf16": np.uint16, "s32": np.int32, "u32": np.uint32, "b32": np.uint32,
+      "f32": np.float32, "f16x2": np.uint32, "bf16x2": np.uint32, "s64": np.int64, "u64": np.uint64,
+      "b64": np.uint64, "f64": np.float64, "pred": np.bool_}
+UINT = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+BUILDERS: dict = {}
+
+
+def builder(*names):
+    """Register a function (engine, inst) -> (kind, run) for these base opcodes."""
+    def wrap(fn):
+        for n in names:
+            BUILDERS[n] = fn
+        return fn
+    return wrap
+
+
+def types_of(inst) -> list[str]:
+    return [m for m in inst.mods if m in NP]
+
+
+def typ(inst) -> str:
+    t = types_of(inst)
+    if not t:
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    return t[-1]
+
+
+def bits(t: str) -> int:
+    return TYPE_BITS[t]
+
+
+def scalar(value, t: str):
+    """A Python number as a numpy scalar of PTX type t, wrapping integers like the hardware."""
+    dt = np.dtype(NP[t])
+    if t == "pred":
+        return np.bool_(value)
+    if dt.kind == "f":
+        return dt.type(value)
+    w = dt.itemsize * 8
+    return np.array(int(value) % (1 << w), UINT[w]).view(dt)[()]
+
+
+def fbits_scalar(raw: int, width: int, t: str):
+    """A 0fXXXXXXXX / 0dXXXXXXXXXXXXXXXX literal as type t (raw bits for .b types)."""
+    src = np.array(raw, UINT[width]).view(np.float32 if width == 32 else np.float64)[()]
+    dt = np.dtype(NP[t])
+    if dt.kind == "f":
+        return dt.type(src)
+    if dt.itemsize * 8 == width:
+        return np.array(raw, UINT[width]).view(dt)[()]
+    return scalar(int(src), t)
+
+
+def const(c):
+    return lambda sel: c
+
+
+def get(eng, inst, o, t: str):
+    """A callable sel -> value of operand o read as PTX type t (array over sel, or a scalar)."""
+    k = o.kind
+    if k == "reg":
+        if o.name.split(".")[0] in SPECIALS:
+            return eng.special(o.name, t)
+        return eng.view(o.name, t).__getitem__
+    if k == "imm":
+        return const(scalar(o.value, t))
+    if k == "fimm":
+        if o.offset == 0:
+            return const(scalar(o.value, t))
+        return const(fbits_scalar(o.value, o.offset, t))
+    if k == "sym":
+        return const(scalar(eng.symbol_address(o.name, inst), t))
+    if k == "vec":  # mov.b32 %r, {%h1, %h2}: packing is done by the mov builder
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+
+
+def put(eng, inst, o, t: str):
+    """A callable (sel, value) writing operand o as type t; a sink '_' discards."""
+    if o.kind == "sink":
+        return lambda sel, v: None
+    if o.kind != "reg":
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    return eng.view(o.name, t).__setitem__
+
+
+def reg_view(storage: np.ndarray, t: str) -> np.ndarray:
+    """The register's raw bits seen as PTX type t. A narrower or wider integer type is read and
+    written at the register's width with t's signedness, so ld.s8 into a 32-bit register sign-
+    extends and st.u8 of a 32-bit register truncates, as PTX defines."""
+    want = np.dtype(NP[t])
+    if storage.dtype == np.bool_ or want == storage.dtype:
+        return storage if want == storage.dtype or storage.dtype == np.bool_ else storage.view(want)
+    w = storage.dtype.itemsize * 8
+    if want.itemsize == storage.dtype.itemsize:
+        return storage.view(want)
+    if want.kind in "iu" or t.startswith("b"):
+        return storage.view(SINT[w] if want.kind == "i" else UINT[w])
+    if want.kind == "f" and t == "f16" and w == 32:  # .f16 in a 32-bit register: low half
+        return storage.view(np.float16)[::2]
+    return storage.view(UINT[w])
+
+
+def unsupported(inst):
+    def run(sel):
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    return PLAIN, run
+
+
+def bind(eng, inst) -> None:
+    """Attach kind and run to inst for this launch."""
+    b = BUILDERS.get(inst.op)
+    if b is None:
+        inst.kind, inst.run = unsupported(inst)
+        return
+    try:
+        inst.kind, inst.run = b(eng, inst)
+    except UnsupportedPTX:
+        inst.kind, inst.run = unsupported(inst)
+
+
+def _load_all() -> None:
+    from . import ops_atom, ops_ctrl, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
+
+
+_load_all_done = False
+
+
+def ensure_loaded() -> None:
+    global _load_all_done
+    if not _load_all_done:
+        _load_all()
+        _load_all_done = True

@@ -1,0 +1,94 @@
+"""Control flow and synchronisation: bra, exit/ret, call, bar.sync/barrier, trap, and the
+instructions that only order memory (membar, fence), which a sequential emulator already honours.
+
+The builders here only tell the engine what kind of instruction it is; the engine's scheduler
+does the work (splitting groups at branches, parking lanes at barriers, the call stack).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .findings import UnsupportedPTX
+from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, builder
+
+
+def _nothing(sel):
+    return None
+
+
+@builder("bra")
+def bra(eng, inst):
+    if inst.target is None:
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    return BRANCH, _nothing
+
+
+@builder("exit")
+def exit_(eng, inst):
+    return EXIT, _nothing
+
+
+@builder("ret")
+def ret(eng, inst):
+    fn = eng.module.functions[inst.func]
+    return (EXIT if fn.entry else RET), _nothing
+
+
+@builder("bar", "barrier")
+def bar(eng, inst):
+    mods = inst.mods
+    if "warp" in mods:  # bar.warp.sync mask: __syncwarp
+        from .ops_warp import warp_sync_builder
+        return warp_sync_builder(eng, inst)
+    if "red" in mods or "arrive" in mods:
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    ops = inst.ops
+    if ops and ops[0].kind != "imm":
+        raise UnsupportedPTX(inst.opcode + " with a register barrier id", inst.file, inst.line)
+    bid = ops[0].value if ops else 0
+    count = ops[1].value if len(ops) > 1 and ops[1].kind == "imm" else None
+    inst.aux = (bid, count)
+    return BARRIER, _nothing
+
+
+@builder("call")
+def call(eng, inst):
+    rets, name, args = inst.aux[:3]
+    fns = eng.module.functions
+    if name not in fns or fns[name].end <= fns[name].start:
+        raise UnsupportedPTX(f"call of {name}", inst.file, inst.line)
+    fn = fns[name]
+    inst.target = fn.start
+    pairs = [(eng.pbuf[a], eng.pbuf[f"{name}::{p.name}"]) for a, p in zip(args, fn.params)]
+    backs = [(eng.pbuf[f"{name}::{p.name}"], eng.pbuf[r]) for r, p in zip(rets, fn.rets)]
+
+    def run(sel):
+        for src, dst in pairs:
+            w = min(src.shape[1], dst.shape[1])
+            dst[sel, :w] = src[sel, :w]
+
+    def copy_back(sel, callee):
+        for src, dst in backs:
+            w = min(src.shape[1], dst.shape[1])
+            dst[sel, :w] = src[sel, :w]
+    inst.aux = (rets, name, args, copy_back)
+    return CALL, run
+
+
+@builder("membar", "fence", "nanosleep", "pmevent")
+def ordering(eng, inst):
+    return PLAIN, _nothing
+
+
+@builder("trap", "brkpt")
+def trap(eng, inst):
+    """__trap() or a failed assert(): the launch stops with a finding, as the GPU's would fail."""
+    def run(sel):
+        lanes = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else sel
+        eng.report("trap", inst, lanes, f"the kernel executed a trap at {inst.file}:{inst.line} "
+                   "(__trap() or a failed assert()); the launch was aborted")
+        eng.stopped = True
+    return EXIT, run
+
+
+__all__ = ["np"]
