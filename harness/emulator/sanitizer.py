@@ -32,30 +32,28 @@ def _coords(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
     return (int(linear % x), int((linear // x) % y), int(linear // (x * y)))
 
 
-class _Access:
-    """Shadow fields for one kind of access record (the writer, or one reader slot)."""
+class _Record:
+    """Shadow state of one kind of access (the last writer, or one reader slot), flat over
+    (block slot, word). Packed so the common question, "did another thread touch this word in
+    this barrier interval?", costs one gather:
 
-    def __init__(self, slots: int, words: int):
-        self.tid = np.full((slots, words), -1, np.int32)  # -1: none recorded
-        self.line = np.full((slots, words), -1, np.int32)
-        self.epoch = np.zeros((slots, words), np.int32)  # block barrier epoch at the access
-        self.wsync = np.zeros((slots, words), np.int32)  # the warp's sync epoch at the access
+    who  = epoch << 32 | atomic << 16 | (tid + 1)     (0: nothing recorded)
+    when = warp-sync epoch << 32 | (line + 1)         (read only when a hazard is suspected)
+    """
 
-    def grow(self, slots: int, words: int) -> None:
-        for name in ("tid", "line", "epoch", "wsync"):
-            old = getattr(self, name)
-            new = np.full((slots, words), -1 if name in ("tid", "line") else 0, np.int32)
-            new[: old.shape[0], : old.shape[1]] = old
-            setattr(self, name, new)
+    def __init__(self, size: int):
+        self.who = np.zeros(size, np.int64)
+        self.when = np.zeros(size, np.int64)
 
-    def clear(self, slots: np.ndarray) -> None:
-        self.tid[slots] = -1
+    def relayout(self, old_shape, new_shape) -> None:
+        for name in ("who", "when"):
+            new = np.zeros(new_shape, np.int64)
+            new[: old_shape[0], : old_shape[1]] = getattr(self, name).reshape(old_shape)
+            setattr(self, name, new.ravel())
 
-    def record(self, s, w, tids, epoch, wsync, line) -> None:
-        self.tid[s, w] = tids
-        self.epoch[s, w] = epoch
-        self.wsync[s, w] = wsync
-        self.line[s, w] = line
+    def record(self, fi, t, epoch, wsync, line, atomic: bool = False) -> None:
+        self.who[fi] = (epoch << 32) | (t + (1 + (atomic << 16)))
+        self.when[fi] = (wsync << 32) | (line + 1)
 
 
 class Sanitizer(Observer):
@@ -75,39 +73,29 @@ class Sanitizer(Observer):
     def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
         self._grid = tuple(int(v) for v in (tuple(grid) + (1, 1, 1))[:3])
         self._block = tuple(int(v) for v in (tuple(block) + (1, 1, 1))[:3])
-        self._tpb = self._block[0] * self._block[1] * self._block[2]
-        self._wpb = (self._tpb + 31) // 32
+        tpb = self._block[0] * self._block[1] * self._block[2]
+        self._wpb = (tpb + 31) // 32
         self._found = {}
-        nblocks = self._grid[0] * self._grid[1] * self._grid[2]
-        self._slot_of = np.full(nblocks, -1, np.int32)  # linear block id -> shadow row
+        self._slot_of = np.full(self._grid[0] * self._grid[1] * self._grid[2], -1, np.int64)
         self._free: list[int] = []
         self._nslots = 0
-        words = max(64, (int(shared_bytes) + _WORD - 1) // _WORD)
-        self._alloc(8, words)
-
-    def _alloc(self, slots: int, words: int) -> None:
-        self._writer = _Access(slots, words)
-        self._atomic = np.zeros((slots, words), bool)  # the last write was an atomic
-        self._r1 = _Access(slots, words)
-        self._r2 = _Access(slots, words)
-        self._epoch = np.zeros(slots, np.int32)  # barriers completed per block
-        self._warp_epoch = np.zeros((slots, self._wpb), np.int32)  # warp syncs completed per warp
-        self._lane_sync = np.zeros((slots, self._wpb * 32), np.int32)  # last sync each lane joined
-        self._cap = (slots, words)
+        self._cap = (0, 0)
+        self._grow(8, max(64, (int(shared_bytes) + _WORD - 1) // _WORD))
 
     def _grow(self, slots: int, words: int) -> None:
-        slots, words = max(slots, self._cap[0]), max(words, self._cap[1])
-        if (slots, words) == self._cap:
+        old = self._cap
+        slots, words = max(slots, old[0]), max(words, old[1])
+        if (slots, words) == old:
             return
-        for acc in (self._writer, self._r1, self._r2):
-            acc.grow(slots, words)
-        atomic = np.zeros((slots, words), bool)
-        atomic[: self._cap[0], : self._cap[1]] = self._atomic
-        self._atomic = atomic
-        for name in ("_epoch", "_warp_epoch", "_lane_sync"):
-            old = getattr(self, name)
-            new = np.zeros((slots,) + old.shape[1:], np.int32)
-            new[: old.shape[0]] = old
+        if old == (0, 0):
+            self._writer, self._r1, self._r2 = (_Record(slots * words) for _ in range(3))
+        else:
+            for rec in (self._writer, self._r1, self._r2):
+                rec.relayout(old, (slots, words))
+        for name, width in (("_epoch", 1), ("_warp_epoch", self._wpb), ("_lane_sync", self._wpb * 32)):
+            new = np.zeros(slots * width, np.int64)  # barriers per block; syncs per warp / lane
+            if old[0]:
+                new[: old[0] * width] = getattr(self, name)
             setattr(self, name, new)
         self._cap = (slots, words)
 
@@ -129,11 +117,14 @@ class Sanitizer(Observer):
         slots = np.asarray(slots, np.int64)
         self._slot_of[blocks] = slots
         # Shared memory is poisoned at block start: nothing written, nothing read, no epochs.
-        for acc in (self._writer, self._r1, self._r2):
-            acc.clear(slots)
+        W = self._cap[1]
+        rows = (slots[:, None] * W + np.arange(W)).ravel()
+        for rec in (self._writer, self._r1, self._r2):
+            rec.who[rows] = 0
         self._epoch[slots] = 0
-        self._warp_epoch[slots] = 0
-        self._lane_sync[slots] = 0
+        self._warp_epoch[(slots[:, None] * self._wpb + np.arange(self._wpb)).ravel()] = 0
+        lanes = self._wpb * 32
+        self._lane_sync[(slots[:, None] * lanes + np.arange(lanes)).ravel()] = 0
 
     def _slots(self, blocks) -> np.ndarray:
         blocks = np.asarray(blocks, np.int64)
@@ -141,7 +132,7 @@ class Sanitizer(Observer):
         if (slots < 0).any():  # an engine that skipped on_block_start still gets checked
             self._assign(np.unique(blocks[slots < 0]))
             slots = self._slot_of[blocks]
-        return slots.astype(np.int64)
+        return slots
 
     def on_block_end(self, blocks) -> None:
         blocks = np.unique(np.asarray(blocks, np.int64))
@@ -160,12 +151,12 @@ class Sanitizer(Observer):
         slots = self._slots(blocks)
         warps = np.asarray(warps, np.int64)
         masks = np.asarray(masks, np.int64) & 0xFFFFFFFF
-        self._warp_epoch[slots, warps] += 1
-        now = self._warp_epoch[slots, warps]
+        wi = slots * self._wpb + warps
+        self._warp_epoch[wi] += 1
+        now = self._warp_epoch[wi]
         bits = ((masks[:, None] >> np.arange(32)) & 1).astype(bool)
-        lanes = warps[:, None] * 32 + np.arange(32)
-        rows = np.broadcast_to(slots[:, None], bits.shape)
-        self._lane_sync[rows[bits], lanes[bits]] = np.broadcast_to(now[:, None], bits.shape)[bits]
+        lanes = (slots * self._wpb * 32 + warps * 32)[:, None] + np.arange(32)
+        self._lane_sync[lanes[bits]] = np.broadcast_to(now[:, None], bits.shape)[bits]
 
     def on_issue(self, inst, blocks, tids) -> None:
         return None
@@ -186,103 +177,128 @@ class Sanitizer(Observer):
             s, t, w = s[keep], t[keep], w[keep]
         if w.size == 0:
             return
-        self._grow(self._cap[0], int(w.max()) + 1)
+        top = int(w.max()) + 1
+        if top > self._cap[1]:
+            self._grow(self._cap[0], max(top, 2 * self._cap[1]))
+        fi = s * self._cap[1] + w
         line = -1 if inst.line is None else int(inst.line)
         epoch = self._epoch[s]
-        wsync = self._warp_epoch[s, t // 32]
+        ctx = (s, t, w, fi, epoch)
+        writer = self._writer.who[fi]
         if op == "ld":
-            self._check_written(inst, s, t, w)
-            self._check_writer(inst, "race-raw", s, t, w, epoch, skip_atomic=False)
-            self._record_read(s, t, w, epoch, wsync, line)
+            self._check_written(inst, ctx, writer)
+            self._check(inst, "race-raw", self._writer, ctx, writer)
+            self._record_read(ctx, line)
             return
         if op == "st":
-            self._check_writer(inst, "race-waw", s, t, w, epoch, skip_atomic=False)
-            self._check_readers(inst, s, t, w, epoch)
-            self._check_same_instruction(inst, s, t, w)
-            self._atomic[s, w] = False
+            self._check(inst, "race-waw", self._writer, ctx, writer)
+            self._check_readers(inst, ctx)
+            self._check_same_instruction(inst, ctx)
         else:  # atom / red: reads the old value, never races with another atomic
-            self._check_written(inst, s, t, w)
-            self._check_writer(inst, "race-raw", s, t, w, epoch, skip_atomic=True)
-            self._check_readers(inst, s, t, w, epoch)
-            self._atomic[s, w] = True
-        self._writer.record(s, w, t, epoch, wsync, line)
-        self._r1.tid[s, w] = -1
-        self._r2.tid[s, w] = -1
+            self._check_written(inst, ctx, writer)
+            self._check(inst, "race-raw", self._writer, ctx, writer, skip_atomic=True)
+            self._check_readers(inst, ctx)
+        self._writer.record(fi, t, epoch, self._wsync(s, t), line, atomic=op != "st")
 
-    def _unordered(self, s, t, other, other_epoch, other_wsync, epoch) -> np.ndarray:
-        """True where `other`'s earlier access and this lane's access are not ordered."""
-        live = (other >= 0) & (other != t) & (other_epoch == epoch)
+    def _wsync(self, s, t) -> np.ndarray:
+        return self._warp_epoch[s * self._wpb + t // 32]
+
+    def _hazards(self, rec: _Record, ctx, who, skip_atomic=False):
+        """Lanes whose access is unordered with `rec`'s earlier one: (lane indices, other tids).
+        `who` is rec.who gathered at this access's words."""
+        s, t, w, fi, epoch = ctx
+        other1 = who & 0xFFFF  # other tid + 1
+        live = (other1 != 0) & (other1 != t + 1) & ((who >> 32) == epoch)
+        if skip_atomic:
+            live &= (who & 0x10000) == 0
         if not live.any():
-            return live
-        same_warp = (other // 32) == (t // 32)
-        ls = self._lane_sync
-        synced = (ls[s, np.maximum(other, 0)] > other_wsync) & (ls[s, t] > other_wsync)
-        return live & ~(same_warp & synced)
+            return None
+        i = np.flatnonzero(live)
+        other = other1[i] - 1
+        osync = rec.when[fi[i]] >> 32
+        same_warp = (other // 32) == (t[i] // 32)
+        if same_warp.any():  # lanes of one warp are ordered only by a __syncwarp both joined
+            lanes = s[i] * (self._wpb * 32)
+            synced = (self._lane_sync[lanes + other] > osync) & (self._lane_sync[lanes + t[i]] > osync)
+            keep = ~(same_warp & synced)
+            i, other = i[keep], other[keep]
+        return (i, other) if i.size else None
 
-    def _check_written(self, inst, s, t, w) -> None:
-        bad = self._writer.tid[s, w] < 0
-        if bad.any():
-            i = int(np.argmax(bad))
-            self._report("uninitialized-read", inst, int(bad.sum()), s, t, w, i, None, None,
-                         "reads shared memory at byte offset {off} ({here}) that no thread of this "
-                         "block has written: shared memory holds garbage when a block starts")
-
-    def _check_writer(self, inst, kind, s, t, w, epoch, skip_atomic) -> None:
-        wr = self._writer
-        other = wr.tid[s, w]
-        bad = self._unordered(s, t, other, wr.epoch[s, w], wr.wsync[s, w], epoch)
-        if skip_atomic and bad.any():
-            bad &= ~self._atomic[s, w]
-        if bad.any():
-            i = int(np.argmax(bad))
+    def _check(self, inst, kind, rec, ctx, who, skip_atomic=False) -> None:
+        hit = self._hazards(rec, ctx, who, skip_atomic)
+        if hit is not None:
+            i, other = hit
             verb = "reads" if kind == "race-raw" else "writes"
-            self._report(kind, inst, int(bad.sum()), s, t, w, i, int(other[i]), int(wr.line[s[i], w[i]]),
+            self._report(kind, inst, i.size, ctx, int(i[0]), int(other[0]), self._line_of(rec, ctx, i[0]),
                          verb + " shared memory at byte offset {off} ({here}), which thread {other} "
                          "wrote at {there} with no {sync} between")
 
-    def _check_readers(self, inst, s, t, w, epoch) -> None:
-        for rd in (self._r1, self._r2):
-            other = rd.tid[s, w]
-            bad = self._unordered(s, t, other, rd.epoch[s, w], rd.wsync[s, w], epoch)
-            if bad.any():
-                i = int(np.argmax(bad))
-                self._report("race-war", inst, int(bad.sum()), s, t, w, i, int(other[i]),
-                             int(rd.line[s[i], w[i]]),
+    def _check_readers(self, inst, ctx) -> None:
+        for rec in (self._r1, self._r2):
+            hit = self._hazards(rec, ctx, rec.who[ctx[3]])
+            if hit is not None:
+                i, other = hit
+                self._report("race-war", inst, i.size, ctx, int(i[0]), int(other[0]),
+                             self._line_of(rec, ctx, i[0]),
                              "writes shared memory at byte offset {off} ({here}), which thread {other} "
                              "read at {there} with no {sync} between, so the reader may see either value")
                 return
 
-    def _check_same_instruction(self, inst, s, t, w) -> None:
+    @staticmethod
+    def _line_of(rec, ctx, i) -> int:
+        return int(rec.when[ctx[3][i]] & 0xFFFFFFFF) - 1
+
+    def _check_written(self, inst, ctx, writer) -> None:
+        bad = (writer & 0xFFFF) == 0
+        if bad.any():
+            self._report("uninitialized-read", inst, int(bad.sum()), ctx, int(np.argmax(bad)), None, None,
+                         "reads shared memory at byte offset {off} ({here}) that no thread of this "
+                         "block has written: shared memory holds garbage when a block starts")
+
+    def _check_same_instruction(self, inst, ctx) -> None:
         """Two lanes storing to one word in one instruction: which value lands is undefined."""
-        key = s * self._cap[1] + w
-        order = np.argsort(key, kind="stable")
-        ks, ts = key[order], t[order]
+        s, t, w, fi, epoch = ctx
+        if fi.size < 2 or (fi[1:] > fi[:-1]).all():  # the usual case: distinct, increasing words
+            return
+        order = np.argsort(fi, kind="stable")
+        ks, ts = fi[order], t[order]
         dup = (ks[1:] == ks[:-1]) & (ts[1:] != ts[:-1])
         if dup.any():
             j = int(np.argmax(dup))
             i, o = int(order[j + 1]), int(order[j])
-            self._report("race-waw", inst, int(dup.sum()), s, t, w, i, int(t[o]), inst.line,
+            self._report("race-waw", inst, int(dup.sum()), ctx, i, int(t[o]), inst.line,
                          "writes shared memory at byte offset {off} ({here}) in the same instruction "
                          "as thread {other}: which value lands is undefined")
 
-    def _record_read(self, s, t, w, epoch, wsync, line) -> None:
+    def _record_read(self, ctx, line) -> None:
+        s, t, w, fi, epoch = ctx
         r1 = self._r1
-        cur = r1.tid[s, w]
-        stale = (cur < 0) | (r1.epoch[s, w] != epoch) | (cur == t)
-        if stale.any():
-            r1.record(s[stale], w[stale], t[stale], epoch[stale], wsync[stale], line)
-        other = r1.tid[s, w] != t
+        who = r1.who[fi]
+        cur = (who & 0xFFFF) - 1
+        stale = (cur < 0) | ((who >> 32) != epoch) | (cur == t)
+        wsync = self._wsync(s, t)
+        if stale.all():
+            r1.record(fi, t, epoch, wsync, line)
+        elif stale.any():
+            r1.record(fi[stale], t[stale], epoch[stale], wsync[stale], line)
+        # lanes not held by slot 1 (another reader got there, or a lane of the same instruction
+        # read the same word) go to slot 2, so a later writer always finds a reader not itself
+        if fi.size < 2 or (fi[1:] > fi[:-1]).all():  # distinct words: slot 1 holds every stale lane
+            other = ~stale
+        else:
+            other = (r1.who[fi] & 0xFFFF) != t + 1
         if other.any():
-            self._r2.record(s[other], w[other], t[other], epoch[other], wsync[other], line)
+            self._r2.record(fi[other], t[other], epoch[other], wsync[other], line)
 
     # ---- reporting -------------------------------------------------------------------------
-    def _report(self, kind, inst, count, s, t, w, i, other, other_line, template) -> None:
+    def _report(self, kind, inst, count, ctx, i, other, other_line, template) -> None:
         key = (kind, inst.file, inst.line)
         if key in self._found:
             self._found[key][1] += count
             return
-        block_lin = int(np.flatnonzero(self._slot_of == s[i])[0]) if (self._slot_of == s[i]).any() else 0
-        block = _coords(block_lin, self._grid)
+        s, t, w = ctx[0], ctx[1], ctx[2]
+        owners = np.flatnonzero(self._slot_of == s[i])
+        block = _coords(int(owners[0]) if owners.size else 0, self._grid)
         thread = _coords(int(t[i]), self._block)
         here = f"{inst.file or '?'}:{inst.line if inst.line is not None else '?'}"
         other_xyz = _coords(other, self._block) if other is not None else None

@@ -201,7 +201,7 @@ SRC = {  # name -> kernel body template
     ),
     "misaligned": (
         " const float4* p = reinterpret_cast<const float4*>(x + {OFF});\n"
-        " float4 v = p[threadIdx.x]; // expect: misaligned\n out[threadIdx.x] = v.x + v.w;\n"
+        " float4 v = p[threadIdx.x / 4]; // expect: misaligned\n out[threadIdx.x] = v.x + v.w;\n"
     ),
     "divergent-barrier": (
         "__shared__ float s[128];\n s[threadIdx.x] = x[threadIdx.x];\n"
