@@ -109,12 +109,14 @@ class Plan:
                 "declare it `extern \"C\" __global__` in kernel.cu, or fix the name in launch.py"
             raise self._error(f"kernel.cu has no kernel named {name!r}{known}", hint)
         grid3 = self._dims(grid, "grid", MAX_GRID)
-        block3 = self._dims(block, "block", MAX_BLOCK)
+        block3 = self._dims(block, "block", None)
         threads = block3[0] * block3[1] * block3[2]
         limit = self.device.max_threads_per_block
         if threads > limit:
-            raise self._error(f"block {block3} has {threads} threads; a block may have at most {limit}",
+            shown = block3[0] if block3[1:] == (1, 1) else block3
+            raise self._error(f"block {shown} has {threads} threads; a block may have at most {limit}",
                               "use 1024 threads or fewer per block and more blocks in the grid")
+        self._dims(block, "block", MAX_BLOCK)
         if isinstance(shared, bool) or not isinstance(shared, (int, np.integer)) or shared < 0:
             raise self._error(f"shared must be a number of bytes (int >= 0), got {shared!r}")
         max_shared = self.device.max_shared_per_block_optin
@@ -177,7 +179,7 @@ class Plan:
                 raise self._error(f"{what} {value!r} must hold ints, not {type(d).__name__}",
                                   "use gpu.cdiv(n, threads) for a whole number of blocks")
         dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
-        for axis, d, top in zip("xyz", dims, limits):
+        for axis, d, top in zip("xyz", dims, limits or (2**31 - 1,) * 3):
             if not 1 <= d <= top:
                 raise self._error(f"{what}.{axis} = {d} is outside 1..{top}",
                                   "a launch with an empty grid or block does nothing on a GPU: check the arithmetic")
