@@ -169,18 +169,18 @@ def _run_nvrtc(source: str, filename: str, options: list[str], want: str) -> tup
         opts = [o.encode() for o in options]
         (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        buf = b" " * size
+        buf = bytearray(size)  # never b" " * size: for size 1 that is the interned b" " NVRTC would overwrite
         nvrtc.nvrtcGetProgramLog(prog, buf)
         log = buf.decode(errors="replace").replace("\x00", "").strip()
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return False, log, None
         if want == "ptx":
             _, size = nvrtc.nvrtcGetPTXSize(prog)
-            buf = b" " * size
+            buf = bytearray(size)  # never b" " * size: for size 1 that is the interned b" " NVRTC would overwrite
             nvrtc.nvrtcGetPTX(prog, buf)
-            return True, log, buf.rstrip(b"\x00").decode()
+            return True, log, bytes(buf).rstrip(b"\x00").decode()
         _, size = nvrtc.nvrtcGetCUBINSize(prog)
-        buf = b" " * size
+        buf = bytearray(size)  # never b" " * size: for size 1 that is the interned b" " NVRTC would overwrite
         nvrtc.nvrtcGetCUBIN(prog, buf)
         return True, log, bytes(buf)
     finally:
