@@ -165,24 +165,24 @@ def _run_nvrtc(source: str, filename: str, options: list[str], want: str) -> tup
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), filename.encode(), 0, [], [])
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
         raise CompilerUnavailable(f"nvrtcCreateProgram failed: {err}")
+    def fetch(size_fn, get_fn) -> bytes:
+        # NVRTC writes into the buffer: a fresh bytearray, never `b" " * size`, which for size 1
+        # is CPython's interned b" " and would corrupt every later use of that constant.
+        _, size = size_fn(prog)
+        buf = bytearray(size)
+        get_fn(prog, buf)
+        return bytes(buf)
+
     try:
         opts = [o.encode() for o in options]
         (res,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        buf = bytearray(size)  # never b" " * size: for size 1 that is the interned b" " NVRTC would overwrite
-        nvrtc.nvrtcGetProgramLog(prog, buf)
-        log = buf.decode(errors="replace").replace("\x00", "").strip()
+        log = fetch(nvrtc.nvrtcGetProgramLogSize, nvrtc.nvrtcGetProgramLog)
+        log = log.decode(errors="replace").replace("\x00", "").strip()
         if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return False, log, None
         if want == "ptx":
-            _, size = nvrtc.nvrtcGetPTXSize(prog)
-            buf = bytearray(size)  # never b" " * size: for size 1 that is the interned b" " NVRTC would overwrite
-            nvrtc.nvrtcGetPTX(prog, buf)
-            return True, log, bytes(buf).rstrip(b"\x00").decode()
-        _, size = nvrtc.nvrtcGetCUBINSize(prog)
-        buf = bytearray(size)  # never b" " * size: for size 1 that is the interned b" " NVRTC would overwrite
-        nvrtc.nvrtcGetCUBIN(prog, buf)
-        return True, log, bytes(buf)
+            return True, log, fetch(nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX).rstrip(b"\x00").decode()
+        return True, log, fetch(nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
