@@ -236,6 +236,8 @@ def _describe(stage) -> str:
     summary = getattr(stage, "summary", None)
     if summary is not None and hasattr(summary, "tier"):
         return f"{summary.tier} · {summary.headline()}"
+    if hasattr(stage, "report") and hasattr(stage, "note"):  # grader.stages.MemoryStage
+        return _describe(stage.report) if stage.report is not None else stage.note
     if getattr(stage, "error", None):
         return f"not scored: {stage.error}"
     if hasattr(stage, "efficiency") and hasattr(stage, "compulsory_bytes"):

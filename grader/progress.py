@@ -126,12 +126,12 @@ def on_grade(kata_id: str, workspace: Path, report) -> str | None:
         return line
 
 
-def next_hint(kata_id: str, hints: list[str]) -> tuple[int, str] | None:
+def next_hint(kata_id: str, hints: list[str], workspace: Path | None = None) -> tuple[int, str] | None:
     """Reveal and record the next hint: (1-based index, text), or None when all are shown.
 
     Hints count per practice run (since the last reset) or per interview session, decided by the
-    folder the learner is in."""
-    session_id = _session_of(Path.cwd())
+    workspace (default: the folder the learner is in)."""
+    session_id = _session_of(Path(workspace) if workspace is not None else Path.cwd())
     with _open() as store:
         since = None if session_id else store.last_event("reset", kata_id)
         taken = store.hints_taken(kata_id, since=since, session_id=session_id)

@@ -235,9 +235,6 @@ def report_for(store: Store, session: Session) -> InterviewReport:
 # --- the catalogue and the pipeline, as grader/catalog.py and grader/pipeline.py provide them ---
 # Kept in these few functions so the session logic above stays independent of their details.
 
-WORKSPACE_FILES = {"stub.cu": "kernel.cu", "launch.py": "launch.py", "statement.md": "statement.md"}
-
-
 def _catalog_levels() -> dict[str, str]:
     from grader import catalog
 
@@ -245,12 +242,11 @@ def _catalog_levels() -> dict[str, str]:
 
 
 def _make_workspace(kata_id: str, folder: Path) -> None:
-    from grader import catalog
+    """The same workspace `kata start` makes (with its .kata marker, so `kata grade` and
+    `kata hint` work inside it too)."""
+    from grader import workspace
 
-    kata = catalog.load(kata_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    for source, target in WORKSPACE_FILES.items():
-        (folder / target).write_text(kata.file(source).read_text())
+    workspace.start(kata_id, folder)
 
 
 def _hidden_case_count(kata_id: str) -> int:

@@ -129,23 +129,14 @@ def grade(kata: str | None, backend: str) -> None:
                              hint="`kata interview status` shows where its report is")
         kata = sessions.kata_for(store, session, kata)
     result = sessions.grade_public(session, kata, backend)
-    _render_grade(result.report)
-    click.echo(f"attempt {result.attempt} · {_duration(result.left_s)} left · "
-               f"{result.hidden_cases} hidden adversarial tests plus cases drawn with a secret "
-               "seed run at `kata interview submit`")
-    verdict = getattr(result.report, "verdict", "error")
-    raise SystemExit(0 if verdict == "pass" else 1)
+    from grader import report as report_view
 
-
-def _render_grade(report) -> None:
-    """The pipeline's own terminal rendering, so a grade reads the same as `kata grade`."""
-    try:
-        from grader import report as report_module
-        render = report_module.render_terminal
-    except (ImportError, AttributeError):
-        click.echo(f"{getattr(report, 'verdict', 'error')}: {getattr(report, 'headline', '')}")
-        return
-    render(report)
+    # The pipeline's own rendering, so an interview grade reads the same as `kata grade`.
+    report_view.render(result.report, _console(),
+                       extra=f"attempt {result.attempt} · {_duration(result.left_s)} left · "
+                             f"{result.hidden_cases} hidden adversarial tests plus cases drawn "
+                             "with a secret seed run at `kata interview submit`")
+    raise SystemExit(0 if result.report.verdict == "pass" else 1)
 
 
 @interview.command()

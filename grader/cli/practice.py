@@ -142,7 +142,7 @@ def reset(kata_id: str, yes: bool) -> None:
     attempts stay in the history (`kata status` counts from the reset).
     """
     from grader import catalog
-    from grader.sessions import WORKSPACE_FILES
+    from grader.workspace import FILES as WORKSPACE_FILES
     from grader.store import Store
 
     kata = catalog.load(kata_id)

@@ -5,35 +5,29 @@ unless it says "PUBLIC_ONLY". The end-to-end test (test_end_to_end.py) uses the 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
 import pytest
 
 FAKE_GRADER = '''
-from dataclasses import dataclass, field
 from pathlib import Path
 
-@dataclass(frozen=True)
-class FakeCorrectness:
-    cases_run: int
-    failure: object = None
-
-@dataclass(frozen=True)
-class FakeReport:
-    verdict: str
-    headline: str
-    correctness: FakeCorrectness
-    backend: str = "cpu"
-    findings: tuple = ()
-    memory: str = "moves 1.00x the compulsory bytes"
+from grader.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
 
 def fake_grade(kata_id, folder, *, backend, hidden, seed=None):
     text = (Path(folder) / "kernel.cu").read_text()
     ok = "CORRECT" in text and not (hidden and "PUBLIC_ONLY" in text)
-    cases = 40 if hidden else 14
-    headline = "" if ok else f"fails for n = {16777217 if hidden else 257}"
-    return FakeReport("pass" if ok else "fail", headline, FakeCorrectness(cases))
+    n = 16777217 if hidden else 257
+    failure = None if ok else CaseFailure({"n": n}, "hidden" if hidden else "public",
+                                          "wrong-answer", ("wrong-answer",),
+                                          f"fails for n = {n}", (), 1, None,
+                                          f"kata grade --case n={n}")
+    correctness = CorrectnessStage(ok, 17 if hidden else 14, 14, 0, 3 if hidden else 0,
+                                   seed or 0, 0, failure)
+    return GradeReport(kata=kata_id, title="Sum reduction", workspace=str(folder), backend="cpu",
+                       backend_reason="test", seed=seed or 0,
+                       verdict="pass" if ok else "fail", stage="done" if ok else "correctness",
+                       headline="passed" if ok else failure.headline,
+                       reasons=() if ok else ("wrong-answer",),
+                       compile=CompileStage(True, (), ""), correctness=correctness)
 '''
 
 namespace: dict = {}
