@@ -83,6 +83,8 @@ def get(eng, inst, o, t: str):
     if k == "reg":
         if o.name.split(".")[0] in SPECIALS:
             return eng.special(o.name, t)
+        if o.name not in eng.regs:  # a function-local .local/.param variable named as a value
+            return const(scalar(eng.symbol_address(o.name, inst), t))
         return eng.view(o.name, t).__getitem__
     if k == "imm":
         return const(scalar(o.value, t))

