@@ -221,3 +221,167 @@ def test_warp_shuffles_ballot_and_activemask():
         ballot = sum(1 << k for k in range(32) if x[base + k] & 1)
         assert (int(o[t, 4]) & 0xFFFFFFFF) == ballot ^ 32
     assert res.findings == []
+
+
+# ---- the scheduler's findings ------------------------------------------------------------------
+
+DIVERGENT = r'''
+extern "C" __global__ void divergent(float* x) {
+    __shared__ float s[64];
+    s[threadIdx.x] = x[threadIdx.x];
+    if (threadIdx.x < 16) {
+        s[threadIdx.x] *= 2.0f;
+        __syncthreads();  // MARK-A
+        x[threadIdx.x] = s[threadIdx.x + 16];
+    } else {
+        s[threadIdx.x] += 1.0f;
+        __syncthreads();  // MARK-B
+        x[threadIdx.x] = s[threadIdx.x - 16];
+    }
+}
+'''
+
+
+def test_divergent_barrier_is_reported_with_its_line():
+    _, res = run(DIVERGENT, "divergent", (1, 1, 1), (64, 1, 1), [np.ones(64, np.float32)])
+    found = [f for f in res.findings if f.kind == "divergent-barrier"]
+    assert found, res.findings
+    lines = {line_of(DIVERGENT, "MARK-A"), line_of(DIVERGENT, "MARK-B")}
+    assert found[0].line in lines and found[0].file == "kernel.cu"
+
+
+EARLY_EXIT = r'''
+extern "C" __global__ void early(float* x, int n) {
+    __shared__ float s[64];
+    int i = threadIdx.x;
+    if (i >= n) return;
+    s[i] = x[i];
+    __syncthreads();  // MARK
+    x[i] = s[n - 1 - i];
+}
+'''
+
+
+def test_barrier_after_exit_is_a_warning_and_the_barrier_completes():
+    (x,), res = run(EARLY_EXIT, "early", (1, 1, 1), (64, 1, 1), [np.arange(64, dtype=np.float32), 40])
+    assert kinds(res) == ["barrier-after-exit"]
+    assert res.findings[0].line == line_of(EARLY_EXIT, "MARK") and res.findings[0].severity == "warning"
+    np.testing.assert_array_equal(x[:40], np.arange(40)[::-1])
+
+
+DEADLOCK = r'''
+extern "C" __global__ void stuck(int* x) {
+    int v = x[threadIdx.x];
+    if (threadIdx.x < 16) {
+        v = __shfl_sync(0xffffffff, v, 0);  // MARK
+    }
+    x[threadIdx.x] = v;
+}
+'''
+
+
+def test_shfl_with_a_mask_naming_lanes_that_never_arrive_is_a_deadlock():
+    _, res = run(DEADLOCK, "stuck", (1, 1, 1), (32, 1, 1), [np.arange(32, dtype=np.int32)])
+    assert res.stopped
+    dl = [f for f in res.findings if f.kind == "deadlock"]
+    assert dl and dl[0].line == line_of(DEADLOCK, "MARK")
+    assert "warp 0" in dl[0].detail and "0x0000ffff" in dl[0].detail
+
+
+HANG = r'''
+extern "C" __global__ void hang(volatile int* flag) {
+    while (*flag == 0) { }  // MARK
+}
+'''
+
+
+def test_an_endless_loop_is_stopped_by_the_watchdog():
+    _, res = run(HANG, "hang", (2, 1, 1), (32, 1, 1), [np.zeros(1, np.int32)], instruction_budget=20_000)
+    assert res.stopped and kinds(res) == ["watchdog"]
+    assert res.findings[0].line == line_of(HANG, "MARK")
+
+
+SPIN = r'''
+extern "C" __global__ void spin(volatile int* flag, int* out) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            while (flag[0] == 0) { }        // block 0 waits for the last block
+            out[0] = flag[0] + 1;
+        }
+    } else if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+        __threadfence();
+        flag[0] = 41;
+    }
+}
+'''
+
+
+def test_spin_wait_on_a_flag_another_block_sets_makes_progress():
+    (flag, out), res = run(SPIN, "spin", (4, 1, 1), (64, 1, 1), [np.zeros(1, np.int32), np.zeros(1, np.int32)])
+    assert not res.stopped and res.findings == []
+    assert out[0] == 42
+
+
+OOB = r'''
+extern "C" __global__ void oob(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    y[i] = x[i] * 2.0f;  // MARK: no bounds check
+}
+'''
+
+
+def test_out_of_bounds_global_access_is_a_finding_with_line_block_thread_and_address():
+    n = 100
+    (x, y), res = run(OOB, "oob", (1, 1, 1), (256, 1, 1), [np.ones(n, np.float32), np.zeros(n, np.float32), n])
+    assert kinds(res) == ["out-of-bounds"]
+    f = res.findings[0]
+    assert f.line == line_of(OOB, "MARK") and f.space == "global" and f.block == (0, 0, 0)
+    assert f.thread[0] >= 100 and f.count >= 156 and f.address is not None
+    np.testing.assert_array_equal(y, 2.0)  # the good lanes still ran; bad stores were dropped
+
+
+MISALIGNED = r'''
+extern "C" __global__ void mis(const char* x, float* y) {
+    const float4* p = reinterpret_cast<const float4*>(x + 4);
+    float4 v = p[threadIdx.x];  // MARK
+    y[threadIdx.x] = v.x + v.y + v.z + v.w;
+}
+'''
+
+
+def test_misaligned_vector_load_is_a_finding():
+    _, res = run(MISALIGNED, "mis", (1, 1, 1), (4, 1, 1), [np.zeros(128, np.uint8), np.zeros(4, np.float32)])
+    mis = [f for f in res.findings if f.kind == "misaligned"]
+    assert mis and mis[0].line == line_of(MISALIGNED, "MARK")
+
+
+SHARED_OOB = r'''
+extern "C" __global__ void soob(float* y) {
+    __shared__ float s[32];
+    s[threadIdx.x] = 1.0f;  // MARK
+    __syncthreads();
+    y[threadIdx.x % 32] = s[threadIdx.x % 32];
+}
+'''
+
+
+def test_shared_out_of_bounds_is_reported_in_the_shared_space():
+    _, res = run(SHARED_OOB, "soob", (1, 1, 1), (64, 1, 1), [np.zeros(32, np.float32)])
+    f = [f for f in res.findings if f.kind == "out-of-bounds"]
+    assert f and f[0].space == "shared" and f[0].line == line_of(SHARED_OOB, "MARK")
+
+
+UNSUPPORTED = r'''
+extern "C" __global__ void unsup(unsigned* x) {
+    unsigned r;
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(x[0]), "r"(x[1]));  // MARK
+    x[2] = r;
+}
+'''
+
+
+def test_unsupported_instruction_names_the_opcode_and_line():
+    with pytest.raises(UnsupportedPTX) as info:
+        run(UNSUPPORTED, "unsup", (1, 1, 1), (1, 1, 1), [np.zeros(4, np.uint32)])
+    assert info.value.opcode == "add.cc.u32" and info.value.line == line_of(UNSUPPORTED, "MARK")
+    assert "kernel.cu:" in str(info.value)
