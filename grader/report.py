@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -100,7 +101,7 @@ def _findings(console: Console, report: GradeReport) -> None:
         console.print(Text(f"    {f.kind} {where}{count}: {f.message}", style=style))
         if f.line in source and (f.file is None or Path(f.file).name == "kernel.cu"):
             console.print(Text(f"      {f.line:>4} │ {source[f.line].rstrip()}", style="dim"))
-        if f.other_line in source:
+        if f.other_line in source and f.other_line != f.line:
             console.print(Text(f"      {f.other_line:>4} │ {source[f.other_line].rstrip()}  (the other access)",
                                style="dim"))
     if len(report.findings) > MAX_FINDINGS:
@@ -121,7 +122,7 @@ def _resources(console: Console, report: GradeReport) -> None:
                       f"{o.fraction:.0%} ({o.block_threads} thr/block)" if o else "-",
                       " and ".join(o.limiters) if o else "-")
     console.print("  resources (ptxas, sm_90):", style="bold")
-    console.print(table)
+    console.print(Padding(table, (0, 0, 0, 4)))
 
 
 def _memory(console: Console, report: GradeReport) -> None:
@@ -145,7 +146,7 @@ def _memory(console: Console, report: GradeReport) -> None:
     table.add_row("shared bank-conflict degree", f"{rep.bank_conflict_degree:.2f}x", "1.00x")
     table.add_row("branch efficiency", f"{rep.branch_efficiency:.0%}", "100%")
     table.add_row("global atomic requests", f"{rep.atomics:,}", "")
-    console.print(table)
+    console.print(Padding(table, (0, 0, 0, 4)))
     for spot in rep.hotspots:
         console.print(f"    {spot}", style="yellow")
     if m.note:

@@ -143,10 +143,14 @@ def dev() -> None:
 
 @dev.command("check")
 @click.argument("kata_ids", nargs=-1, metavar="[ID ...]")
+@click.option("--backend", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
+              help="cpu proves each wrong kernel's reason with the sanitizer; gpu runs them for real")
 @handled
-def dev_check(kata_ids: tuple[str, ...]) -> None:
+def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     """Test the katas' content: stubs fail, solutions pass, wrong/ kernels fail for their reason."""
-    from grader import audit
+    from grader import audit, pipeline
+
+    pipeline.choose_backend(backend)  # no GPU: exit 3 before any work
 
     for kata_id in kata_ids:
         catalog.load(kata_id)  # unknown ids fail fast, with a did-you-mean
@@ -157,7 +161,7 @@ def dev_check(kata_ids: tuple[str, ...]) -> None:
         detail = f" · {c.detail}" if c.detail and not c.ok else ""
         out.print(f"{mark} {c.kata:<10} {c.item:<36} expected {c.expected}; got {c.got}{detail}")
 
-    results = audit.check(list(kata_ids) or None, on_result=show)
+    results = audit.check(list(kata_ids) or None, backend=backend, on_result=show)
     bad = [c for c in results if not c.ok]
     out.print(f"{len(results) - len(bad)}/{len(results)} checks passed")
     sys.exit(1 if bad else 0)

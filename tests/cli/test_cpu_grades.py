@@ -1,0 +1,60 @@
+"""The real thing on the CPU emulator: the shipped solution passes, the stub and each wrong kernel
+fail for their stated reason (what `kata dev check reduce` proves, also run here as CI does)."""
+import json
+import shutil
+
+import pytest
+
+from grader import catalog
+from grader.audit import expectation
+
+REDUCE = catalog.load("reduce")
+WRONG = sorted((REDUCE.solution_dir / "wrong").glob("*.cu"))
+
+
+def test_the_solution_passes_on_the_cpu(kata):
+    r = kata("grade", str(REDUCE.solution_dir), "--kata", "reduce", "--backend", "cpu", "--json")
+    data = json.loads(r.output)
+    assert r.exit_code == 0 and data["verdict"] == "pass", data["headline"]
+    assert data["backend"] == "cpu" and data["performance"] is None
+    assert data["counters"]["load_sectors_per_request"] == pytest.approx(16.0, abs=0.1)  # float4: 512 B per warp
+    assert data["findings"] == []
+
+
+def test_the_stub_fails_with_a_readable_report(kata, tmp_path):
+    assert kata("start", "reduce", "ws").exit_code == 0
+    r = kata("grade", "ws", "--backend", "cpu")
+    assert r.exit_code == 1
+    assert "FAIL" in r.output and "fails for n = 1: out[0] = 0, expected" in r.output
+    assert "rerun: kata grade ws --backend cpu --case n=1" in r.output
+
+
+@pytest.mark.parametrize("path", WRONG, ids=[p.stem for p in WRONG])
+def test_each_wrong_kernel_fails_for_its_reason(kata, tmp_path, path):
+    kind, _ = expectation(path)
+    ws = tmp_path / path.stem
+    ws.mkdir()
+    shutil.copy(path, ws / "kernel.cu")
+    plan = path.with_name(path.stem + ".launch.py")
+    shutil.copy(plan if plan.is_file() else REDUCE.solution_dir / "launch.py", ws / "launch.py")
+    r = kata("grade", str(ws), "--kata", "reduce", "--backend", "cpu", "--json", "--examples", "4")
+    data = json.loads(r.output)
+    assert r.exit_code == 1 and data["verdict"] == "fail"
+    assert kind in data["reasons"], data["headline"]
+
+
+def test_findings_name_the_learners_line(kata, tmp_path):
+    ws = tmp_path / "race"
+    ws.mkdir()
+    shutil.copy(REDUCE.solution_dir / "wrong" / "missing_syncthreads.cu", ws / "kernel.cu")
+    shutil.copy(REDUCE.solution_dir / "launch.py", ws / "launch.py")
+    r = kata("grade", str(ws), "--kata", "reduce", "--backend", "cpu", "--examples", "2")
+    assert r.exit_code == 1 and "race-raw kernel.cu:14" in r.output
+    assert "s[threadIdx.x] += s[threadIdx.x + step];" in r.output
+
+
+@pytest.mark.slow
+def test_dev_check_reduce(kata):
+    r = kata("dev", "check", "reduce")
+    assert r.exit_code == 0, r.output
+    assert "12/12 checks passed" in r.output
