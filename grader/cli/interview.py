@@ -183,7 +183,12 @@ def status(backend: str) -> None:
                 attempts = len(store.attempts(k.kata, session_id=session.id, phase="public"))
                 hints = store.hints_taken(k.kata, session_id=session.id)
                 verdict = f" · {_verdict(k.outcome)}" if k.outcome else ""
-                console.print(f"  {k.kata:<12} {attempts} attempts · {hints} hints{verdict}")
+                console.print(f"  {k.kata:<12} {_count(attempts, 'attempt')} · "
+                              f"{_count(hints, 'hint')}{verdict}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _verdict(outcome: dict) -> str:

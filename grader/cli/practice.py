@@ -205,8 +205,8 @@ def watch(directory: Path, backend: str) -> None:
         raise UsageError("this kata has no `kata grade` command to run")
 
     def regrade(changed: list[Path]) -> None:
-        names = ", ".join(p.name for p in changed) or str(directory)
-        click.secho(f"\n── {time.strftime('%H:%M:%S')} · {names} changed · grading", bold=True)
+        what = f"{', '.join(p.name for p in changed)} changed" if changed else "first grade"
+        click.secho(f"\n── {time.strftime('%H:%M:%S')} · {what} · grading", bold=True)
         try:
             command.main(args=[str(directory), "--backend", backend], prog_name="kata grade",
                          standalone_mode=False)

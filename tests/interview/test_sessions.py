@@ -105,7 +105,7 @@ def test_cli_start_grade_status_submit(fake_pipeline, tmp_path):
     graded = runner.invoke(cli, ["interview", "grade"])
     assert graded.exit_code == 1 and "3 hidden adversarial tests" in graded.output
     status = runner.invoke(cli, ["interview", "status"])
-    assert "reduce" in status.output and "1 attempts" in status.output and "left" in status.output
+    assert "reduce" in status.output and "1 attempt ·" in status.output and "left" in status.output
     submitted = runner.invoke(cli, ["interview", "submit", "--yes"])
     assert submitted.exit_code == 0, submitted.output
     assert "0/1 passed" in submitted.output and "report.html" in submitted.output
