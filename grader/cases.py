@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -186,6 +188,15 @@ def search(kata: Kata, attempt: Callable[[Case], object], *, seed: int = DEFAULT
     return Search(public, drawn, ran_hidden, None)
 
 
+def _cache_dir() -> Path:
+    home = os.environ.get("KATA_HOME")
+    if home:
+        return Path(home) / "cache"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("kata"))
+
+
 class _Failed(AssertionError):
     pass
 
@@ -193,6 +204,10 @@ class _Failed(AssertionError):
 def _drawn(kata: Kata, attempt, seed: int, examples: int, budget_s: float):
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    # Hypothesis keeps caches in ./.hypothesis by default: never in the learner's folder.
+    set_hypothesis_home_dir(_cache_dir() / "hypothesis")
 
     seen: dict[str, object] = {}
     state = {"runs": 0, "first_failure_at": None, "last_failure": None}

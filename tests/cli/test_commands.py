@@ -65,6 +65,7 @@ def test_grade_pass_and_json(kata, ws):
     data = json.loads(r.output)
     assert r.exit_code == 0 and data["verdict"] == "pass" and data["kata"] == "reduce"
     assert set(data) >= {"backend", "compile", "correctness", "findings", "counters", "performance"}
+    assert not (ws / ".hypothesis").exists() and not (ws.parent / ".hypothesis").exists()
 
 
 def test_grade_failure_prints_the_case_and_the_rerun_command(kata, ws):
