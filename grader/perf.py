@@ -129,7 +129,7 @@ def _time_baseline(kata, case_bufs: _Case, policy, flush, clock, backend):
     except ImportError:
         return None, "torch is not installed: no baseline was timed"
     call = fn(torch, case_bufs.torch_inputs(), **case_bufs.case)
-    stream = backend.cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    stream = backend.external_stream(torch.cuda.current_stream().cuda_stream)
     return timing.measure(call, stream, policy=policy, flush=flush, clock=clock), None
 
 

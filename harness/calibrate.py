@@ -170,7 +170,7 @@ def measure_bf16(backend, n: int = 8192, policy: timing.TimingPolicy = timing.QU
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16, generator=g)
     c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-    stream = backend.cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    stream = backend.external_stream(torch.cuda.current_stream().cuda_stream)
     r = timing.measure(lambda: torch.matmul(a, b, out=c), stream, policy=policy)
     return 2.0 * n ** 3 / r.stats.median
 

@@ -100,23 +100,10 @@ def available() -> bool:
         return False
 
 
-def _preload_torch() -> None:
-    """Import torch (for baselines) before this process compiles anything with NVRTC.
-
-    harness.compiler passes NVRTC a `b" " * size` buffer to write its log into; for an empty log
-    that is CPython's shared one-byte b" " object, which NVRTC then overwrites with a NUL, and a
-    torch import after that fails while parsing its own operator schemas."""
-    try:
-        import torch  # noqa: F401
-    except Exception:
-        pass  # no torch: no baselines, which the performance stage reports
-
-
 class GpuBackend(Backend):
     name = "gpu"
 
     def __init__(self, device: int = 0):
-        _preload_torch()
         self.cupy = cupy = _import_cupy()
         self.device = cupy.cuda.Device(device)
         self.device.use()
@@ -221,6 +208,14 @@ class GpuBackend(Backend):
         self.launches.setdefault((entry, int(np.prod(block)), int(shared)))
         with self.stream:  # RawKernel launches on the current stream
             fn(tuple(int(g) for g in grid), tuple(int(b) for b in block), tuple(values), shared_mem=int(shared))
+
+    def external_stream(self, ptr: int):
+        """A CuPy view of another library's stream (torch's), for timing its work with our events."""
+        import warnings
+
+        with warnings.catch_warnings():  # ExternalStream's replacement is missing from older CuPy
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return self.cupy.cuda.ExternalStream(int(ptr))
 
     def synchronize(self) -> None:
         self.stream.synchronize()

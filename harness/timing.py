@@ -31,9 +31,10 @@ class TimingPolicy:
     target_rse: float = 0.005  # relative standard error of the mean to stop at
     max_samples: int = 2000
     max_seconds: float = 3.0  # the cap: a noisy GPU stops here and says so
-    # L2 flush written before every sample: >= 256 MB evicts the 60 MB L2; 512 MB (~0.15 ms on an
-    # H200) also gives the host that long to issue the plan before the GPU would sit idle
-    flush_bytes: int = 512 << 20
+    # L2 flush written before every sample: >= 256 MB evicts the 60 MB L2. 1 GiB (~0.25 ms on an
+    # H200) also gives the host that long to issue the plan while the GPU is busy: on the H200 a
+    # one-launch plan took ~0.12 ms of Python to issue, as long as a 512 MB flush.
+    flush_bytes: int = 1 << 30
     low_clock: float = 0.85  # a sample whose SM clock is below this fraction of the max is "low"
 
 

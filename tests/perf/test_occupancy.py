@@ -53,3 +53,9 @@ def test_table_matches_mangled_names_and_dedupes():
     resources = {"_Z6reducePKfPfi": res(32, name="_Z6reducePKfPfi")}
     rows = occupancy_table(resources, [("reduce", 256, 0), ("reduce", 256, 0), ("missing", 64, 0)], H200)
     assert len(rows) == 1 and rows[0].kernel == "_Z6reducePKfPfi"
+
+
+def test_full_occupancy_is_not_blamed_on_a_tied_resource():
+    o = occupancy(res(25), 256, 0, H200)  # registers allow 8 blocks, exactly what threads allow
+    assert o.fraction == 1.0 and o.limiters == ("registers", "threads")
+    assert o.note.startswith("full occupancy") and "fewer" not in o.note
