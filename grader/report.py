@@ -160,6 +160,13 @@ def _performance(console: Console, report: GradeReport) -> None:
     summary = getattr(p, "summary", None)
     if summary is not None and hasattr(summary, "headline"):
         console.print(f"  performance: {summary.headline()}", style="bold")
+    for case in getattr(p, "cases", ()) or ():
+        label = ", ".join(f"{k} = {v}" for k, v in case.case.items())
+        sc, stats = case.score, case.kernel.stats
+        base = f"; library {case.baseline.stats.median * 1e3:.3f} ms" if case.baseline is not None else ""
+        console.print(f"    {label}: median {stats.median * 1e3:.3f} ms over {len(case.kernel.samples)} samples, "
+                      f"{sc.achieved_bandwidth / 1e9:,.0f} GB/s of compulsory traffic, "
+                      f"{sc.value:.2f} ({sc.metric}){base}")
     if getattr(p, "error", None):
         console.print(f"  performance: {p.error}", style="yellow")
     for flag in getattr(p, "flags", ())[:5]:

@@ -1,0 +1,33 @@
+"""The GPU parts of a report render and serialise from the performance stage's own types (no GPU
+needed: the numbers are made up, the types are the real ones)."""
+import json
+
+from rich.console import Console
+
+from grader import report, score
+from grader.perf import CaseTiming, PerformanceResult
+from grader.stages import CompileStage, CorrectnessStage, GradeReport
+from harness.timing import Stats, TimingResult
+
+
+def test_performance_section_shows_median_bandwidth_and_score():
+    ceilings = score.Ceilings(bandwidth=4.3e12, fp32=66.9e12)
+    case = {"n": 268435456}
+    sc = score.score_case(case, "roofline", 0.3e-3, {"bytes": 4 * 268435456, "flops": 268435456}, ceilings,
+                          baseline_s=0.26e-3)
+    timing = TimingResult(Stats(20, 0.3e-3, 0.3e-3, 1e-6, 0.29e-3, 0.31e-3, 0.001), "noise",
+                          (0.3e-3,) * 20, 0, None, None, 0.0, 0.0, 0.5)
+    summary = score.summarize([sc], "roofline", {"pass": 0.5, "good": 0.75, "excellent": 0.9})
+    perf = PerformanceResult(True, "gpu", "NVIDIA H200", ceilings, None,
+                             (CaseTiming(case, timing, timing, sc, ()),), summary, ())
+    r = GradeReport(kata="reduce", title="Sum reduction", workspace=".", backend="gpu",
+                    backend_reason="--backend gpu", seed=0, verdict="pass", stage="done",
+                    headline="passed 26 cases", reasons=(), compile=CompileStage(True, (), ""),
+                    correctness=CorrectnessStage(True, 26, 14, 12, 0, 0, 12, None), performance=perf)
+    console = Console(record=True, width=160)
+    report.render(r, console)
+    text = console.export_text()
+    assert "n = 268435456: median 0.300 ms" in text and "GB/s" in text
+    assert r.score == summary.value
+    data = json.loads(report.to_json(r))
+    assert data["performance"]["summary"]["tier"] == summary.tier and data["counters"] is None
