@@ -98,9 +98,8 @@ def _note(limiters, blocks, limits, res, warps_per_block, spills, facts) -> str:
                 f"({res.registers} registers/thread, {warps_per_block} warps/block)")
     head = limiters[0]
     if blocks * warps_per_block >= facts.max_threads_per_sm // facts.warp_size:
-        tip = "nothing: the SM holds its maximum number of warps"
-        return f"full occupancy; limited by {tip}" + (f"; {spills} B of register spills per thread go to "
-                                                       f"local memory" if spills else "")
+        return "full occupancy: the SM holds its maximum number of warps" + (
+            f"; {spills} B of register spills per thread go to local memory" if spills else "")
     if head == "registers":
         tip = (f"{res.registers} registers per thread; fewer (__launch_bounds__, less unrolling) "
                f"would fit more warps")
