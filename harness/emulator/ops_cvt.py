@@ -136,6 +136,14 @@ def cvt(eng, inst):
     f = converter(inst, dt, st)
     d = put(eng, inst, inst.ops[0], "b16" if dt == "bf16" else dt)
     a = get(eng, inst, inst.ops[1], "b16" if st == "bf16" else st)
+    o = inst.ops[1]
+    if o.kind == "reg" and o.name in eng.regs and eng.regs[o.name].dtype.itemsize * 8 > bits(st):
+        # cvt.s32.s16 %r1, %r2 reads only the low 16 bits of the 32-bit register
+        r, narrow = eng.regs[o.name], NP["bf16" if st == "bf16" else st]
+        nu = np.dtype(narrow).itemsize * 8
+
+        def a(sel):
+            return r[sel].astype(NP["u" + str(nu)]).view(narrow)
 
     def run(sel):
         d(sel, f(a(sel)))

@@ -68,10 +68,13 @@ def shfl(eng, inst):
         j = np.where(ok, j, lane)
         me = _lanes(sel)
         other = me - lane + j
-        exists = (tid[sel] - lane + j) < T  # a partial last warp has no lanes past the block's end
-        other = np.where(exists & (other < N), other, me)
+        # A partial last warp has no lanes past the block's end; reading one is undefined on the
+        # GPU, and here gives 0 (what a learner's reduction over a ragged block expects).
+        exists = ((tid[sel] - lane + j) < T) & (other < N)
+        other = np.where(exists, other, me)
         if src is not None:
-            d(sel, src[other])
+            v = src[other]
+            d(sel, v if exists.all() else np.where(exists, v, v.dtype.type(0)))
         else:
             d(sel, aconst(sel))
         if p is not None:

@@ -187,6 +187,8 @@ def parse_operand(text: str, resolve) -> Operand:
     t = text.strip()
     if t == "_":
         return Operand("sink")
+    if t == "WARP_SZ":  # PTX's predefined warp-size constant (warpSize in CUDA C)
+        return Operand("imm", value=32)
     if t.startswith("!"):  # a negated predicate source (setp's combining operand)
         return Operand("reg", resolve(t[1:].strip()), value="not")
     if t.startswith("["):
