@@ -52,6 +52,7 @@ class KataOutcome:
     solution: str = ""  # the reference kernel's source
     explanation: str = ""  # why the reference solution is written the way it is
     backend: str = ""  # "cpu" | "gpu": where the hidden tests ran
+    late_save_s: float = 0.0  # a source was last saved this long after the deadline (0: in time)
 
     @property
     def verdict(self) -> str:
@@ -136,6 +137,9 @@ def render_terminal(report: InterviewReport, console=None) -> None:
                 lines.extend(f"    {m}" for m in result.mismatches)
                 if result.rerun:
                     lines.append(f"    rerun: {result.rerun}")
+        if k.late_save_s:
+            lines.append(f"[yellow]saved {format_duration(k.late_save_s)} after time ran out; "
+                         "graded as saved[/]")
         for f in k.findings:
             times = f" (×{f.count})" if f.count > 1 else ""
             lines.append(f"[red]{f.kind}[/] {f.where}: {f.message}{times}")
@@ -208,7 +212,7 @@ def solution_of(kata) -> tuple[str, str]:
 
 
 def outcome_from(kata_id: str, public, hidden, *, attempts: int, hints: int,
-                 time_used_s: float) -> KataOutcome:
+                 time_used_s: float, late_save_s: float = 0.0) -> KataOutcome:
     """One kata's outcome from its public and hidden GradeReports."""
     from grader import catalog
 
@@ -223,7 +227,7 @@ def outcome_from(kata_id: str, public, hidden, *, attempts: int, hints: int,
         findings=findings, performance=_describe(performance), memory=_describe(memory),
         time_used_s=max(0.0, time_used_s), attempts=attempts, hints=hints,
         hints_total=len(kata.hints), solution=solution, explanation=explanation,
-        backend=str(getattr(hidden, "backend", "") or ""))
+        backend=str(getattr(hidden, "backend", "") or ""), late_save_s=late_save_s)
 
 
 def _describe(stage) -> str:

@@ -156,11 +156,23 @@ def _make_read_only(workspace: Path) -> None:
             p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
+def _last_save(workspace: Path) -> float | None:
+    times = [p.stat().st_mtime for p in workspace.iterdir()
+             if p.is_file() and p.suffix in SOURCE_SUFFIXES] if workspace.is_dir() else []
+    return max(times, default=None)
+
+
 def freeze(store: Store, session: Session) -> None:
-    """Copy every workspace's sources into the store, then make the files read-only."""
+    """Copy every workspace's sources into the store, then make the files read-only.
+
+    Nothing watches the clock between commands, so a file saved after the deadline is frozen as
+    saved; the report says so (a "late-save" event) rather than pretending otherwise."""
     katas = store.session_katas(session.id)
     store.freeze_session(session.id, {k.kata: _read_sources(Path(k.workspace)) for k in katas})
     for k in katas:
+        saved = _last_save(Path(k.workspace))
+        if saved is not None and saved > session.deadline:
+            store.add_event("late-save", k.kata, session.id, detail=f"{saved - session.deadline:.1f}")
         _make_read_only(Path(k.workspace))
 
 
@@ -208,7 +220,9 @@ def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, 
                       headline=str(getattr(hidden, "headline", "") or ""))
     attempts = store.attempts(kata, session_id=session.id, phase="public")
     last = attempts[-1].time if attempts else (session.submitted_at or time.time())
+    late = store.events("late-save", kata=kata, session_id=session.id)
     return outcome_from(kata, public, hidden, attempts=len(attempts),
+                        late_save_s=float(late[-1][1]) if late else 0.0,
                            hints=store.hints_taken(kata, session_id=session.id),
                            time_used_s=min(last, session.deadline) - session.created_at)
 

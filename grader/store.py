@@ -288,6 +288,15 @@ class Store:
             sql, values = sql + " AND kata = ?", values + [kata]
         return self._db.execute(sql, values).fetchone()[0]
 
+    def events(self, kind: str, *, kata: str | None = None,
+               session_id: str | None = None) -> list[tuple[float, str]]:
+        """(time, detail) of every event of this kind, oldest first."""
+        sql, values = "SELECT time, detail FROM events WHERE kind = ?", [kind]
+        for column, value in (("kata", kata), ("session_id", session_id)):
+            if value is not None:
+                sql, values = sql + f" AND {column} = ?", values + [value]
+        return [tuple(r) for r in self._db.execute(sql + " ORDER BY id", values).fetchall()]
+
     # --- sessions ---------------------------------------------------------------------------
 
     def add_session(self, session: Session, katas: list[tuple[str, str]]) -> None:

@@ -83,8 +83,8 @@ def test_grading_after_the_deadline_submits_instead(fake_pipeline, tmp_path):
     result = runner.invoke(cli, ["interview", "start", "--katas", "reduce", "--minutes", "0.01",
                                  "--dir", str(tmp_path / "iv")])
     assert result.exit_code == 0, result.output
-    _write(tmp_path / "iv" / "reduce", "// CORRECT")
-    time.sleep(1.0)
+    time.sleep(1.8)
+    _write(tmp_path / "iv" / "reduce", "// CORRECT")  # saved a second after the deadline
     os.chdir(tmp_path / "iv" / "reduce")
     result = runner.invoke(cli, ["interview", "grade"])
     assert "ended at the deadline" in result.output and "Report:" in result.output
@@ -92,7 +92,8 @@ def test_grading_after_the_deadline_submits_instead(fake_pipeline, tmp_path):
     with Store() as store:
         (session,) = store.sessions()
         assert session.state == "submitted"
-    assert "Time ran out" in (tmp_path / "iv" / "report.html").read_text()
+    html = (tmp_path / "iv" / "report.html").read_text()
+    assert "Time ran out" in html and "after time ran out; graded as saved" in html
 
 
 def test_cli_start_grade_status_submit(fake_pipeline, tmp_path):
