@@ -12,12 +12,23 @@ GOOD = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 '''
 
 
-@pytest.fixture
-def ws(kata, tmp_path, fake_backend):
+def _workspace(kata, tmp_path):
     assert kata("start", "reduce", "ws").exit_code == 0
     folder = tmp_path / "ws"
     (folder / "kernel.cu").write_text(GOOD)
     return folder
+
+
+@pytest.fixture
+def ws(kata, tmp_path, cpu_backend):
+    """A workspace graded by the real CPU emulator (bad inputs must be caught there)."""
+    return _workspace(kata, tmp_path)
+
+
+@pytest.fixture
+def fake_ws(kata, tmp_path, fake_backend):
+    """A workspace graded by the numpy fake, where a kernel's behaviour is chosen by a marker."""
+    return _workspace(kata, tmp_path)
 
 
 def plan(folder, body):
@@ -57,7 +68,8 @@ def test_unknown_kata_id_suggests_one(kata):
     assert r.exit_code == 2 and "did you mean" in r.output
 
 
-def test_grade_pass_and_json(kata, ws):
+def test_grade_pass_and_json(kata, fake_ws):
+    ws = fake_ws
     r = kata("grade", "ws", "--examples", "2")
     assert r.exit_code == 0, r.output
     assert "PASS" in r.output and "backend:" in r.output
@@ -68,7 +80,8 @@ def test_grade_pass_and_json(kata, ws):
     assert not (ws / ".hypothesis").exists() and not (ws.parent / ".hypothesis").exists()
 
 
-def test_grade_failure_prints_the_case_and_the_rerun_command(kata, ws):
+def test_grade_failure_prints_the_case_and_the_rerun_command(kata, fake_ws):
+    ws = fake_ws
     (ws / "kernel.cu").write_text(GOOD + 'extern "C" __global__ void mode_wrong() {}\n')
     r = kata("grade", "ws", "--examples", "2")
     assert r.exit_code == 1
