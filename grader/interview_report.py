@@ -171,16 +171,32 @@ def write_html(report: InterviewReport, path: Path) -> Path:
     return path
 
 
-def _suite(report) -> SuiteResult:
-    """A GradeReport (grader/pipeline.py) reduced to what the interview report shows."""
+def _suites(report) -> tuple[SuiteResult, SuiteResult]:
+    """The submit's GradeReport (grader/pipeline.py, hidden=True) split into the public suite
+    (the kata's public cases, which the pipeline runs first) and the hidden suite (cases drawn
+    with the secret seed, then the kata's hidden cases)."""
+    verdict = str(getattr(report, "verdict", "error"))
+    headline = str(getattr(report, "headline", "") or "")
     correctness = getattr(report, "correctness", None)
-    failure = getattr(correctness, "failure", None) if correctness is not None else None
-    mismatches = tuple(str(m) for m in (getattr(failure, "mismatches", ()) or ()))[:5]
-    return SuiteResult(verdict=str(getattr(report, "verdict", "error")),
-                       cases=int(getattr(correctness, "cases_run", 0) or 0),
-                       headline=str(getattr(report, "headline", "") or ""),
-                       mismatches=mismatches,
-                       rerun=str(getattr(failure, "rerun", "") or ""))
+    if correctness is None:  # it never ran: does not compile, or launch.py is broken
+        failed = SuiteResult(verdict, 0, headline)
+        return failed, SuiteResult("skipped", 0, "not run: " + headline)
+    failure = correctness.failure
+    public_cases = int(getattr(correctness, "public", 0) or 0)
+    hidden_cases = int(correctness.cases_run) - public_cases
+    if failure is None:
+        # Every case's outputs matched; a sanitizer finding still fails the kata, and it is told
+        # against the hidden suite, which ran the larger cases.
+        return SuiteResult("pass", public_cases), SuiteResult(verdict, hidden_cases,
+                                                             "" if verdict == "pass" else headline)
+    shown = SuiteResult(verdict, 0, failure.headline or headline,
+                        tuple(str(m) for m in (failure.mismatches or ()))[:5], failure.rerun or "")
+    if failure.origin == "public":
+        return (SuiteResult(shown.verdict, public_cases, shown.headline, shown.mismatches,
+                            shown.rerun),
+                SuiteResult("skipped", 0, "not run: the public tests failed first"))
+    return SuiteResult("pass", public_cases), SuiteResult(
+        shown.verdict, hidden_cases, shown.headline, shown.mismatches, shown.rerun)
 
 
 def _findings(report) -> tuple[FindingRow, ...]:
@@ -211,23 +227,21 @@ def solution_of(kata) -> tuple[str, str]:
     return source, "\n\n".join(parts)
 
 
-def outcome_from(kata_id: str, public, hidden, *, attempts: int, hints: int,
-                 time_used_s: float, late_save_s: float = 0.0) -> KataOutcome:
-    """One kata's outcome from its public and hidden GradeReports."""
+def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s: float,
+                 late_save_s: float = 0.0) -> KataOutcome:
+    """One kata's outcome from the GradeReport of its submit."""
     from grader import catalog
 
     kata = catalog.load(kata_id)
     solution, explanation = solution_of(kata)
-    # Findings are told once: those of the hidden run, which includes the larger cases.
-    findings = _findings(hidden) or _findings(public)
-    performance = getattr(hidden, "performance", None) or getattr(public, "performance", None)
-    memory = getattr(hidden, "memory", None) or getattr(public, "memory", None)
+    public, hidden = _suites(report)
     return KataOutcome(
-        kata=kata_id, title=kata.title, public=_suite(public), hidden=_suite(hidden),
-        findings=findings, performance=_describe(performance), memory=_describe(memory),
+        kata=kata_id, title=kata.title, public=public, hidden=hidden, findings=_findings(report),
+        performance=_describe(getattr(report, "performance", None)),
+        memory=_describe(getattr(report, "memory", None)),
         time_used_s=max(0.0, time_used_s), attempts=attempts, hints=hints,
         hints_total=len(kata.hints), solution=solution, explanation=explanation,
-        backend=str(getattr(hidden, "backend", "") or ""), late_save_s=late_save_s)
+        backend=str(getattr(report, "backend", "") or ""), late_save_s=late_save_s)
 
 
 def _describe(stage) -> str:

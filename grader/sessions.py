@@ -203,28 +203,30 @@ def submit(session_id: str | None = None, backend: str = "auto", where: Path | N
 
 def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, str],
                   backend: str) -> KataOutcome:
-    # Grade the copy in the store, not the folder: what was frozen is what gets graded.
+    # Grade the copy in the store, not the folder: what was frozen is what gets graded. One run:
+    # the pipeline checks the public cases first, then cases drawn with the secret seed, then the
+    # kata's hidden cases, so the public verdict comes out of the same run (and, on a GPU, the
+    # performance stage is paid once).
     with tempfile.TemporaryDirectory(prefix=f"kata-{session.id}-") as tmp:
         folder = Path(tmp) / kata
         folder.mkdir()
         for name, text in sources.items():
             (folder / name).write_text(text)
-        public = _grade(kata, folder, backend=backend, hidden=False)
-        hidden = _grade(kata, folder, backend=backend, hidden=True,
-                               seed=session.secret_seed)
+        report = _grade(kata, folder, backend=backend, hidden=True, seed=session.secret_seed)
     workspace = next(k.workspace for k in store.session_katas(session.id) if k.kata == kata)
-    store.add_attempt(kata, workspace, str(getattr(hidden, "verdict", "error")),
-                      str(getattr(hidden, "backend", backend)), _hash(sources),
+    store.add_attempt(kata, workspace, str(getattr(report, "verdict", "error")),
+                      str(getattr(report, "backend", backend)), _hash(sources),
+                      score=getattr(report, "score", None),
                       elapsed=(session.submitted_at or time.time()) - session.created_at,
                       session_id=session.id, phase="hidden",
-                      headline=str(getattr(hidden, "headline", "") or ""))
+                      headline=str(getattr(report, "headline", "") or ""))
     attempts = store.attempts(kata, session_id=session.id, phase="public")
     last = attempts[-1].time if attempts else (session.submitted_at or time.time())
     late = store.events("late-save", kata=kata, session_id=session.id)
-    return outcome_from(kata, public, hidden, attempts=len(attempts),
-                        late_save_s=float(late[-1][1]) if late else 0.0,
-                           hints=store.hints_taken(kata, session_id=session.id),
-                           time_used_s=min(last, session.deadline) - session.created_at)
+    return outcome_from(kata, report, attempts=len(attempts),
+                        hints=store.hints_taken(kata, session_id=session.id),
+                        time_used_s=min(last, session.deadline) - session.created_at,
+                        late_save_s=float(late[-1][1]) if late else 0.0)
 
 
 def _hash(sources: dict[str, str]) -> str:

@@ -14,14 +14,15 @@ from grader.stages import CaseFailure, CompileStage, CorrectnessStage, GradeRepo
 
 def fake_grade(kata_id, folder, *, backend, hidden, seed=None):
     text = (Path(folder) / "kernel.cu").read_text()
-    ok = "CORRECT" in text and not (hidden and "PUBLIC_ONLY" in text)
-    n = 16777217 if hidden else 257
-    failure = None if ok else CaseFailure({"n": n}, "hidden" if hidden else "public",
-                                          "wrong-answer", ("wrong-answer",),
+    fails_public = "CORRECT" not in text
+    fails_hidden = hidden and "PUBLIC_ONLY" in text
+    ok = not fails_public and not fails_hidden
+    n, origin = (257, "public") if fails_public else (16777217, "hidden")
+    failure = None if ok else CaseFailure({"n": n}, origin, "wrong-answer", ("wrong-answer",),
                                           f"fails for n = {n}", (), 1, None,
                                           f"kata grade --case n={n}")
-    correctness = CorrectnessStage(ok, 17 if hidden else 14, 14, 0, 3 if hidden else 0,
-                                   seed or 0, 0, failure)
+    ran_hidden = 3 if hidden and not fails_public else 0
+    correctness = CorrectnessStage(ok, 14 + ran_hidden, 14, 0, ran_hidden, seed or 0, 0, failure)
     return GradeReport(kata=kata_id, title="Sum reduction", workspace=str(folder), backend="cpu",
                        backend_reason="test", seed=seed or 0,
                        verdict="pass" if ok else "fail", stage="done" if ok else "correctness",

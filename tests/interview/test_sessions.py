@@ -184,3 +184,11 @@ def test_killing_a_grade_midway_keeps_every_earlier_attempt(fake_pipeline, fake_
         assert store.integrity_ok()
         assert len(store.attempts("reduce", session_id=session.id)) == 3
     assert sessions.grade_public(session, "reduce").attempt == 4
+
+
+def test_a_public_failure_skips_the_hidden_tests_and_says_so(fake_pipeline, tmp_path):
+    session = sessions.start(["reduce"], 45, tmp_path / "iv")
+    outcome = sessions.submit(session.id).katas[0]
+    assert (outcome.public.verdict, outcome.public.headline) == ("fail", "fails for n = 257")
+    assert outcome.hidden.verdict == "skipped" and "public tests failed" in outcome.hidden.headline
+    assert outcome.attempts == 0 and outcome.verdict == "fail"
