@@ -31,13 +31,18 @@ def _sel(idx: np.ndarray):
     return slice(a, a + n) if int(idx[n - 1]) - a == n - 1 else idx
 
 
-def _merge(a: np.ndarray | None, b: np.ndarray) -> np.ndarray:
+def _merge(a: np.ndarray | None, b: np.ndarray, n: int = 0) -> np.ndarray:
     if a is None or a.size == 0:
         return b
     if a[-1] < b[0]:
         return np.concatenate((a, b))
     if b[-1] < a[0]:
         return np.concatenate((b, a))
+    if 8 * (a.size + b.size) > n:  # interleaved and large: mark and collect beats sorting
+        mark = np.zeros(n, bool)
+        mark[a] = True
+        mark[b] = True
+        return np.flatnonzero(mark)
     return np.sort(np.concatenate((a, b)), kind="stable")  # two sorted runs: a linear merge
 
 
@@ -87,19 +92,24 @@ class Engine(LaunchState):
                 g = inst.gv
                 if g is not None:
                     m = g[sel]
+                    k = np.count_nonzero(m)
                     if inst.neg:
-                        m = ~m
+                        k = m.size - k
                     if inst.kind == BRANCH:
-                        if m.all():
+                        if k == m.size:
                             if inst.target <= pc:
                                 spins += 1
                                 if spins >= SPIN_LIMIT and runnable:
                                     self._push(inst.target, idx)
                                     break
                             pc = inst.target
-                        elif m.any():
-                            self._push(inst.target, idx[m])
-                            self._push(pc + 1, idx[~m])
+                        elif k:
+                            if inst.neg:
+                                self._push(inst.target, idx[~m])
+                                self._push(pc + 1, idx[m])
+                            else:
+                                self._push(inst.target, idx[m])
+                                self._push(pc + 1, idx[~m])
                             break
                         else:
                             pc += 1
@@ -107,13 +117,15 @@ class Engine(LaunchState):
                             self._push(pc, idx)
                             break
                         continue
-                    if not m.all():
-                        if not m.any():
+                    if k < m.size:
+                        if not k:
                             pc += 1
                             if pc >= nxt:
                                 self._push(pc, idx)
                                 break
                             continue
+                        if inst.neg:
+                            m = ~m
                         sub = idx[m]
                         if inst.kind != PLAIN:
                             self._execute(inst, pc, sub, _sel(sub), obs)
@@ -183,7 +195,7 @@ class Engine(LaunchState):
         if idx.size == 0:
             return
         r = self.runnable
-        r[pc] = _merge(r.get(pc), idx)
+        r[pc] = _merge(r.get(pc), idx, self.N)
 
     # ---- calls -------------------------------------------------------------------------------
     def _call(self, inst, pc, idx, sel) -> None:
@@ -241,7 +253,7 @@ class Engine(LaunchState):
                 self.observer.on_barrier(self.slot_block.copy())
             self._push(pc + 1, idx)
             return
-        self.bar_waiting[pc] = _merge(self.bar_waiting.get(pc), idx)
+        self.bar_waiting[pc] = _merge(self.bar_waiting.get(pc), idx, self.N)
         self.arrived[bid] = self.arrived.get(bid, np.zeros(self.R, np.int64)) + np.bincount(
             self.lane_slot[idx], minlength=self.R)
         self._check_barriers(np.unique(self.lane_slot[idx]))
@@ -324,7 +336,7 @@ class Engine(LaunchState):
     def _warp_sync(self, inst, pc, idx) -> None:
         parked = self.ws_waiting.pop(pc, None)
         if parked is not None:
-            idx = _merge(parked, idx)
+            idx = _merge(parked, idx, self.N)
         maskget = inst.aux
         if parked is None and idx.size == self.N and (
                 maskget is None or bool((maskget(_sel(idx)) == 0xFFFFFFFF).all())):

@@ -175,18 +175,18 @@ class LaunchState:
         self.slot_block[slots] = blocks
         self.exited[slots] = 0
         gx, gy = self.grid[0], self.grid[1]
-        T = self.T
-        if slots.size == self.R:
+        T, R = self.T, self.R
+        # Per-slot values broadcast over the slot's T lanes (a reshape, not per-lane arithmetic).
+        for arr, val in ((self.lane_block, blocks), (self.ctaid_xyz[0], blocks % gx),
+                         (self.ctaid_xyz[1], (blocks // gx) % gy), (self.ctaid_xyz[2], blocks // (gx * gy))):
+            arr.reshape(R, T)[slots] = val[:, None]
+        if slots.size == R:
             lanes = np.arange(self.N, dtype=np.int64)
         else:
             lanes = (slots[:, None] * T + np.arange(T)).ravel()
-        b = blocks[(lanes // T) - slots[0]] if slots.size == self.R else np.repeat(blocks, T)
-        self.lane_block[lanes] = b
-        self.ctaid_xyz[0][lanes] = b % gx
-        self.ctaid_xyz[1][lanes] = (b // gx) % gy
-        self.ctaid_xyz[2][lanes] = b // (gx * gy)
         self.win.poison_shared(slots)
-        self.depth[lanes] = 0
+        if self.stack.shape[1] > 1:
+            self.depth.reshape(R, T)[slots] = 0
         if self.observer is not None:
             self.observer.on_block_start(blocks)
         self._push(self.kernel.start, lanes)

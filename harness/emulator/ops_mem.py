@@ -36,9 +36,12 @@ def address(eng, inst, o, space):
         r = eng.view(o.name, "u" + str(w))
         off = o.offset
         if space in ("shared", "local"):
-            if off:
-                return (lambda sel: r[sel].astype(np.int64) + off), None
-            return (lambda sel: r[sel].astype(np.int64)), None
+            # offsets stay unsigned: a negative offset wraps to a huge one and fails the bounds check
+            if w == 32:
+                uo = np.uint32(off % (1 << 32))
+                return ((lambda sel: r[sel] + uo) if off else r.__getitem__), None
+            r64 = r.view(np.int64)
+            return ((lambda sel: r64[sel] + off) if off else r64.__getitem__), None
         if w == 32:
             return (lambda sel: r[sel].astype(np.uint64) + _U64(off % (1 << 64))), None
         if off:
@@ -100,14 +103,19 @@ def _target(eng, inst, space, a, sel, lanes, size, align, op):
     if space == "global":
         g = eng.mem
         bad = g.bad_lanes(a, size)
-        mis = (a & _U64(align - 1)) != 0 if align > 1 else None
-        index = (a - _U64(GLOBAL_BASE)).astype(np.int64)
+        mis = None
+        if align > 1 and int(np.bitwise_or.reduce(a)) & (align - 1):
+            mis = (a & _U64(align - 1)) != 0
+        index = a.view(np.int64) - GLOBAL_BASE if a.dtype == np.uint64 else a.astype(np.int64) - GLOBAL_BASE
         store = g
     else:
         limit = eng.shared_size if space == "shared" else eng.local_size
-        bad = (a < 0) | (a + size > limit)
-        bad = bad if bad.any() else None
-        mis = (a & (align - 1)) != 0 if align > 1 else None
+        bad = None
+        if a.size and (int(a.min()) < 0 or int(a.max()) + size > limit):
+            bad = (a < 0) | (a + size > limit) if a.dtype.kind == "i" else (a.astype(np.int64) + size > limit)
+        mis = None
+        if align > 1 and int(np.bitwise_or.reduce(a)) & (align - 1):
+            mis = (a & (align - 1)) != 0
         base = eng.sh_base if space == "shared" else eng.loc_base
         index = base[sel] + a
         store = eng.win.shared if space == "shared" else eng.win.local
