@@ -1,7 +1,8 @@
 """The performance stage: timing against the roofline and the library on a GPU; on the CPU emulator
 the memory-efficiency report stands in its place (and never a time).
 
-GPU, per bench case: fresh inputs (a seed the correctness stage did not use), one checked run,
+GPU, per bench case: fresh inputs (a seed the correctness stage did not use; generated once per
+machine with their reference outputs, see grader/bench_inputs.py), one checked run,
 timing per harness/timing.py with outputs re-poisoned and in-out buffers restored before every
 sample (outside the timed region), the output checked again after timing, the kata's baseline
 timed the same way in the same process at the same shape, and the case scored by grader/score.py
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grader import score as _score
+from grader.bench_inputs import bench_data
 from grader.occupancy import OccupancyResult, occupancy_table
 from harness import timing
 
@@ -44,6 +46,7 @@ class PerformanceResult:
     flags: tuple[str, ...] = field(default_factory=tuple)  # everything that makes a number doubtful
     error: str | None = None  # why the stage could not finish (wrong at bench size, launch failure)
     wall_s: float = 0.0  # the stage's own duration, for the latency measurements
+    data_s: float = 0.0  # of which making or loading bench inputs and reference outputs
 
 
 def _env(kata, case: dict, inputs: dict) -> dict:
@@ -74,10 +77,9 @@ def _check(kata, inputs: dict, outputs: dict, case: dict, expected: dict) -> lis
 class _Case:
     """One bench case's device buffers: pristine inputs, the plan's arguments, poisoning and restore."""
 
-    def __init__(self, kata, backend, case: dict, seed: int):
-        rng = np.random.default_rng(seed)
+    def __init__(self, kata, backend, case: dict, seed: int, inputs: dict | None = None):
         self.kata, self.backend, self.case = kata, backend, dict(case)
-        self.inputs = kata.reference.generate(rng, **case)
+        self.inputs = inputs if inputs is not None else kata.reference.generate(np.random.default_rng(seed), **case)
         env = _env(kata, case, self.inputs)
         self.args: dict[str, object] = {}
         self.outs: dict = {}
@@ -161,18 +163,20 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
     flush, clock = timing.L2Flush(policy.flush_bytes), timing.ClockProbe()
     flags = [health] if health else []
     results: list[CaseTiming] = []
+    data_s = 0.0
     base = dict(backend=backend.name, gpu=backend.facts.name, ceilings=ceilings, health=health)
     for i, case in enumerate(cases if cases is not None else kata.bench.cases):
-        bufs = _Case(kata, backend, case, seed + BENCH_SEED_OFFSET + i)
+        inputs, expected, spent = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i)
+        data_s += spent
+        bufs = _Case(kata, backend, case, seed + BENCH_SEED_OFFSET + i, inputs)
         run = lambda: launch_fn(plan, **bufs.args)  # noqa: E731
-        expected = kata.reference.reference(bufs.inputs, **_env(kata, case, bufs.inputs))
         bufs.prepare()
         run()
         backend.synchronize()
         wrong = _check(kata, bufs.inputs, bufs.outputs(), case, expected)
         if wrong:
             return PerformanceResult(False, **base, cases=tuple(results), summary=None, occupancy=(),
-                                     flags=tuple(flags), wall_s=time.perf_counter() - t0,
+                                     flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=data_s,
                                      error=f"wrong at bench size {case}: " + "; ".join(wrong[:3]))
         kt = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush, clock=clock)
         recheck = tuple(_check(kata, bufs.inputs, bufs.outputs(), case, expected))
@@ -192,7 +196,7 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
     occ = tuple(occupancy_table(compiled.resources, backend.launches, backend.facts))
     ok = bool(results) and not any(r.recheck for r in results)
     return PerformanceResult(ok, **base, cases=tuple(results), summary=summary, occupancy=occ,
-                             flags=tuple(flags), wall_s=time.perf_counter() - t0,
+                             flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=data_s,
                              error=None if ok else "the output was wrong after timing")
 
 
