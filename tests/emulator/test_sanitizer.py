@@ -4,9 +4,20 @@ import pytest
 
 from _observer_shim import Inst
 
+from harness.emulator import sanitizer as sanitizer_module
 from harness.emulator.sanitizer import Sanitizer
 
 W, R, A = "st", "ld", "atom"
+
+
+@pytest.fixture(autouse=True, params=["numba", "numpy"])
+def path(request, monkeypatch):
+    """Every test runs on both implementations: the numba lane loop and the numpy fallback."""
+    if request.param == "numpy":
+        monkeypatch.setattr(sanitizer_module, "_lane_loop", None)
+    elif sanitizer_module._lane_loop is None:
+        pytest.skip("numba is not installed")
+    return request.param
 
 
 def _san(block=(64, 1, 1), grid=(2, 1, 1)):
