@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from grader.cli.grade import handled
 from grader.errors import EnvironmentProblem, UsageError
 
 
@@ -166,6 +167,7 @@ def _gpu():
 @click.option("--kata", "kata_id", help="the kata a DIR submission solves (default: the folder's name)")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("kata-bench"), show_default=True,
               help="folder for bench.json, bench.md and roofline.png")
+@handled
 def bench_command(targets, kata_id, out_dir):
     """Time solutions (ID ...) or a workspace (DIR) over the bench shapes on the GPU.
 
@@ -210,6 +212,7 @@ def bench_command(targets, kata_id, out_dir):
 
 @click.command("calibrate")
 @click.option("--show", is_flag=True, help="print the cached calibration without measuring")
+@handled
 def calibrate_command(show):
     """Measure this GPU's copy/read bandwidth and fp32/bf16 peaks; every later grade scores against them."""
     from harness import calibrate
