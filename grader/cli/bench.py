@@ -38,12 +38,26 @@ def load_submission(folder: Path, kata_id: str):
     return compiled, module.launch, launch_py
 
 
-def bench_one(kata, folder: Path, *, backend, calibration, policy=None, label: str | None = None) -> dict:
-    """Time one submission folder of `kata`; a JSON-ready row (never raises for the learner's errors)."""
+def bench_one(kata, folder: Path, *, backend, calibration, policy=None, label: str | None = None,
+              isolated: bool = False) -> dict:
+    """Time one submission folder of `kata`; a JSON-ready row (never raises for the learner's errors).
+
+    isolated: grade through grader.pipeline (correctness first, learner code in a worker process),
+    for workspaces; the catalogue's own solutions run in this process."""
     from grader.perf import performance_stage
     from harness.timing import TimingPolicy
 
     row = {"kata": kata.id, "submission": label or str(folder), "metric": kata.bench.metric}
+    if isolated:  # a learner's workspace: the whole grade, its code in the pipeline's worker process
+        from grader import pipeline
+
+        try:
+            report = pipeline.grade(kata.id, folder, backend="gpu")
+        except Exception as exc:
+            return {**row, "error": f"{type(exc).__name__}: {exc}"}
+        if report.performance is None:
+            return {**row, "error": f"{report.verdict} at {report.stage}: {report.headline}"}
+        return {**row, **to_json(report.performance)}
     try:
         compiled, launch_fn, launch_py = load_submission(folder, kata.id)
     except Exception as exc:  # a broken launch.py is reported in its row, the others still run
@@ -174,7 +188,8 @@ def bench_command(targets, kata_id, out_dir):
     \b
       kata bench                 every kata's reference solution
       kata bench reduce scan     those katas' solutions
-      kata bench ./my-reduce     a workspace (kata from --kata or the folder's name)
+      kata bench ./my-reduce     a workspace, graded in full first (kata from --kata, the
+                                 workspace's marker, or the folder's name)
     """
     from rich.console import Console
     from rich.table import Table
@@ -186,15 +201,19 @@ def bench_command(targets, kata_id, out_dir):
     for t in targets or catalog.ids():
         if Path(t).is_dir():
             folder = Path(t)
-            jobs.append((catalog.load(kata_id or folder.resolve().name), folder, str(folder)))
+            from grader.workspace import read_marker
+
+            kid = kata_id or read_marker(folder.resolve()) or folder.resolve().name
+            jobs.append((catalog.load(kid), folder, str(folder), True))
         else:
             k = catalog.load(t)
-            jobs.append((k, k.solution_dir, "solution"))
+            jobs.append((k, k.solution_dir, "solution", False))
     backend = _gpu()
     cal, fresh = calibrate.load_or_calibrate(backend)
     console = Console()
     console.print(("calibrated now: " if fresh else "calibration: ") + cal.describe())
-    rows = [bench_one(k, folder, backend=backend, calibration=cal, label=label) for k, folder, label in jobs]
+    rows = [bench_one(k, folder, backend=backend, calibration=cal, label=label, isolated=iso)
+            for k, folder, label, iso in jobs]
     table = Table("kata", "submission", "case", "median", "score", "library", "tier", "flags")
     for cells in table_rows(rows):
         table.add_row(*cells)
