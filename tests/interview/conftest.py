@@ -5,6 +5,9 @@ unless it says "PUBLIC_ONLY". The end-to-end test (test_end_to_end.py) uses the 
 """
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 FAKE_GRADER = '''
@@ -55,3 +58,31 @@ def fake_pipeline(monkeypatch, home):
 def fake_grader_source() -> str:
     """The fake as source text, for tests that run it in a subprocess."""
     return FAKE_GRADER
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def chromium_or_none(tmp_path):
+    """Run headless Chromium with a throwaway profile: run(*args) -> stdout; None where Chromium
+    is absent (install it with `apt-get install -y chromium`)."""
+    if CHROMIUM is None:
+        return None
+
+    def run(*args: str) -> str:
+        command = [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}",
+                   *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+
+    return run
+
+
+@pytest.fixture
+def chromium(chromium_or_none):
+    """As chromium_or_none, but skips the test where Chromium is absent."""
+    if chromium_or_none is None:
+        pytest.skip("headless Chromium is not installed")
+    return chromium_or_none

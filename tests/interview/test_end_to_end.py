@@ -27,7 +27,7 @@ def _kata(runner: CliRunner, *args: str):
     return runner.invoke(cli, list(args), prog_name="kata", catch_exceptions=False)
 
 
-def test_a_scripted_interview_on_the_cpu_backend(home, tmp_path):
+def test_a_scripted_interview_on_the_cpu_backend(home, tmp_path, chromium_or_none):
     runner = CliRunner()
     started = _kata(runner, "interview", "start", "--katas", "reduce", "--minutes", "30",
                     "--seed", "7", "--dir", str(tmp_path / "iv"))
@@ -65,3 +65,8 @@ def test_a_scripted_interview_on_the_cpu_backend(home, tmp_path):
     html = Path(session.report_path).read_text()
     assert 'data-stage="hidden">pass</td>' in html and "Reference solution" in html
     assert not os.access(workspace / "kernel.cu", os.W_OK) or os.geteuid() == 0
+
+    # The same report as a browser shows it (skipped only where Chromium is absent).
+    if chromium_or_none is not None:
+        dom = chromium_or_none("--dump-dom", Path(session.report_path).as_uri())
+        assert 'data-stage="public">pass</td>' in dom and 'data-stage="hidden">pass</td>' in dom

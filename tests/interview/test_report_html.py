@@ -2,17 +2,12 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 
 import pytest
 
 from grader.interview_report import (FindingRow, InterviewReport, KataOutcome, SuiteResult,
                                      render_html, render_terminal, write_html)
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
 
 def _report() -> InterviewReport:
     passed = KataOutcome("reduce", "Sum reduction", SuiteResult("pass", 14), SuiteResult("pass", 103),
@@ -74,19 +69,13 @@ def test_terminal_report_names_failures_and_findings():
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed")
-def test_chromium_renders_the_verdicts(tmp_path):
+def test_chromium_renders_the_verdicts(tmp_path, chromium):
     page = write_html(_report(), tmp_path / "report.html")
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run(args + ["--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=120).stdout
+    dom = chromium("--dump-dom", page.as_uri())
     cells = dict(re.findall(r'<tr data-kata="(\w+)">.*?data-stage="hidden">(\w+)</td>', dom, re.S))
     assert cells == {"reduce": "pass", "scan": "fail"}
     assert '<span id="score">1/2 katas passed</span>' in dom
     assert "fails for n = 1025: out[1024] = 7, expected 9" in dom
     shot = tmp_path / "report.png"
-    subprocess.run(args + [f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri()],
-                   capture_output=True, timeout=120)
+    chromium(f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri())
     assert shot.exists() and shot.stat().st_size > 10_000  # something was drawn
