@@ -69,8 +69,9 @@ def converter(inst, dt: str, st: str):
         x = np.asarray(x)
         if dt == "bf16":
             return f32_to_bf16(round_f32(np.asarray(x, np.float64), rnd if rnd in ("rz", "rm", "rp") else "rn"))
-        if dt == "f32" and (x.dtype == np.float64 or x.dtype.kind in "iu") and rnd in ("rz", "rm", "rp"):
-            r = round_f32(x.astype(np.float64), rnd)
+        if dt in ("f32", "f16") and rnd in ("rz", "rm", "rp") and np.dtype(NP[dt]).itemsize < x.dtype.itemsize + (
+                x.dtype.kind in "iu"):
+            r = round_f32(x.astype(np.float64), rnd, NP[dt])
         else:
             r = x.astype(NP[dt])
         if sat:

@@ -59,9 +59,9 @@ def reader(t: str):
     return lambda v: v
 
 
-def round_f32(x64, mode: str):
-    """float64 → float32 with a PTX rounding mode (rn, rz, rm, rp)."""
-    r = np.asarray(x64, F64).astype(F32)
+def round_f32(x64, mode: str, dtype=F32):
+    """float64 → float32 (or float16) with a PTX rounding mode (rn, rz, rm, rp)."""
+    r = np.asarray(x64, F64).astype(dtype)
     if mode in ("rn", None):
         return r
     back = r.astype(F64)

@@ -385,3 +385,193 @@ def test_unsupported_instruction_names_the_opcode_and_line():
         run(UNSUPPORTED, "unsup", (1, 1, 1), (1, 1, 1), [np.zeros(4, np.uint32)])
     assert info.value.opcode == "add.cc.u32" and info.value.line == line_of(UNSUPPORTED, "MARK")
     assert "kernel.cu:" in str(info.value)
+
+
+# ---- wide instruction coverage -----------------------------------------------------------------
+
+BITS = r'''
+extern "C" __global__ void bits(const unsigned* a, const unsigned* b, unsigned* o) {
+    int i = threadIdx.x;
+    unsigned x = a[i], y = b[i];
+    unsigned r;
+    o[i * 12 + 0] = __byte_perm(x, y, 0x5140);
+    o[i * 12 + 1] = __funnelshift_l(x, y, y & 63);
+    o[i * 12 + 2] = __funnelshift_r(x, y, y & 31);
+    o[i * 12 + 3] = __brev(x);
+    o[i * 12 + 4] = __clz(x) + 64 * __ffs(y);
+    o[i * 12 + 5] = __popcll(((unsigned long long)x << 32) | y);
+    asm("bfe.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y & 31), "r"((y >> 5) & 31));
+    o[i * 12 + 6] = r;
+    asm("bfe.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y & 31), "r"((y >> 5) & 31));
+    o[i * 12 + 7] = r;
+    asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(x), "r"(y), "r"(y & 31), "r"((y >> 5) & 31));
+    o[i * 12 + 8] = r;
+    o[i * 12 + 9] = (x & y) | (~x & (y ^ 0x5a5a5a5a));  // NVRTC turns this into lop3
+    o[i * 12 + 10] = __usad(x, y, 7u);
+    o[i * 12 + 11] = __umulhi(x, y) ^ (unsigned)__mul64hi((long long)(int)x, (long long)(int)y);
+}
+'''
+
+
+def _bfe(x, pos, ln, signed):
+    if ln == 0:
+        return 0
+    take = min(ln, 32 - pos) if pos < 32 else 0
+    r = (x >> pos) & ((1 << take) - 1) if take else 0
+    if signed:
+        sbit = (x >> min(pos + ln - 1, 31)) & 1
+        if sbit:
+            r |= ~((1 << take) - 1) & 0xFFFFFFFF
+    return r
+
+
+def test_bit_manipulation_intrinsics():
+    n = 64
+    a = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    a[0], b[0] = 0, 0
+    a[1], b[1] = 0xFFFFFFFF, 0x80000000
+    (_, _, o), res = run(BITS, "bits", (1, 1, 1), (n, 1, 1), [a, b, np.zeros(n * 12, np.uint32)])
+    o = o.reshape(n, 12).astype(np.int64)
+    M = 0xFFFFFFFF
+    for k in range(n):
+        x, y = int(a[k]), int(b[k])
+        pair = (y << 32) | x
+        sel = [(0x5140 >> (4 * j)) & 7 for j in range(4)]
+        assert o[k, 0] == sum(((pair >> (8 * s)) & 0xFF) << (8 * j) for j, s in enumerate(sel))
+        sh = y & 31  # __funnelshift_l wraps the shift (the _lc form clamps)
+        assert o[k, 1] == ((pair << sh) >> 32) & M
+        assert o[k, 2] == (pair >> (y & 31)) & M
+        assert o[k, 3] == int(f"{x:032b}"[::-1], 2)
+        ffs = (y & -y).bit_length()
+        assert o[k, 4] == (32 - x.bit_length()) + 64 * ffs
+        assert o[k, 5] == bin(pair).count("1")
+        pos, ln = y & 31, (y >> 5) & 31
+        assert o[k, 6] == _bfe(x, pos, ln, False)
+        assert o[k, 7] == _bfe(x, pos, ln, True)
+        ln2 = min(ln, 32 - pos)
+        field = ((1 << ln2) - 1) << pos
+        assert o[k, 8] == (y & ~field & M) | ((x << pos) & field)
+        assert o[k, 9] == (x & y) | (~x & (y ^ 0x5A5A5A5A)) & M
+        assert o[k, 10] == (abs(x - y) + 7) & M
+        sx, sy = x - (x >> 31 << 32), y - (y >> 31 << 32)
+        assert o[k, 11] == ((x * y) >> 32) ^ (((sx * sy) >> 64) & M)
+    assert res.findings == []
+
+
+ATOMIC_KINDS = r'''
+extern "C" __global__ void kinds_(int* g, unsigned* u, float* f) {
+    __shared__ int s[4];
+    int t = threadIdx.x;
+    if (t < 4) s[t] = 0;
+    __syncthreads();
+    atomicExch(&g[0], t);                 // the last in some serial order
+    atomicMin(&g[1], 1000 - t);
+    atomicAnd(&g[2], ~(1 << (t % 31)));
+    atomicOr(&g[3], 1 << (t % 31));
+    atomicXor(&g[4], t);
+    atomicInc(&u[0], 9u);
+    atomicDec(&u[1], 9u);
+    atomicAdd(&s[t % 4], t);
+    atomicMax(&s[3], t);
+    atomicAdd(&f[0], 1.0f);
+    __syncthreads();
+    if (t < 4) g[5 + t] = s[t];
+}
+'''
+
+
+def test_every_atomic_kind_on_global_and_shared_memory():
+    n = 96
+    g = np.array([-1, 10**6, -1, 0, 0, 0, 0, 0, 0], np.int32)
+    (g, u, f), res = run(ATOMIC_KINDS, "kinds_", (1, 1, 1), (n, 1, 1),
+                         [g, np.zeros(2, np.uint32), np.zeros(1, np.float32)])
+    t = np.arange(n)
+    assert 0 <= g[0] < n and g[1] == 1000 - (n - 1)
+    assert g[2] == ~int(np.bitwise_or.reduce(1 << (t % 31))) and g[3] == int(np.bitwise_or.reduce(1 << (t % 31)))
+    assert g[4] == int(np.bitwise_xor.reduce(t))
+    inc, dec = 0, 0
+    for _ in range(n):
+        inc = 0 if inc >= 9 else inc + 1
+        dec = 9 if dec == 0 or dec > 9 else dec - 1
+    assert u.tolist() == [inc, dec] and f[0] == n
+    assert g[5:8].tolist() == [int(t[t % 4 == k].sum()) for k in range(3)]
+    assert g[8] == max(int(t[t % 4 == 3].sum()), n - 1) or g[8] >= n - 1
+    assert res.findings == []
+
+
+WARP_MISC = r'''
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void warpmisc(const int* x, int* o) {
+    int t = threadIdx.x, v = x[t];
+    auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+    o[t * 6 + 0] = cg::reduce(warp, v, cg::plus<int>());
+    o[t * 6 + 1] = __reduce_max_sync(0xffffffff, v);
+    o[t * 6 + 2] = __match_any_sync(0xffffffff, v & 3);
+    o[t * 6 + 3] = __all_sync(0xffffffff, v > -1000) + 2 * __any_sync(0xffffffff, v > 990);
+    int w = v;
+    if (t & 1) w += 1;
+    __syncwarp();
+    o[t * 6 + 4] = __shfl_sync(0x55555555, w, 2, 4);
+    long long c0 = clock64();
+    o[t * 6 + 5] = clock64() > c0;
+}
+'''
+
+
+def test_cooperative_groups_redux_match_vote_syncwarp_and_clock():
+    x = RNG.integers(-999, 999, 64).astype(np.int32)
+    (_, o), res = run(WARP_MISC, "warpmisc", (1, 1, 1), (64, 1, 1), [x, np.zeros(64 * 6, np.int32)])
+    o = o.reshape(64, 6)
+    for t in range(64):
+        w = x[t - t % 32: t - t % 32 + 32]
+        lane = t % 32
+        assert o[t, 0] == w.sum() and o[t, 1] == w.max()
+        assert (int(o[t, 2]) & 0xFFFFFFFF) == sum(1 << k for k in range(32) if (w[k] & 3) == (w[lane] & 3))
+        assert o[t, 3] == 1 + 2 * int((w > 990).any())
+        if lane % 2 == 0:
+            src = t - lane % 4 + 2
+            assert o[t, 4] == x[src] + (src & 1)
+        assert o[t, 5] == 1
+    assert res.findings == []
+
+
+ROUNDING = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+extern "C" __global__ void rounding(const float* a, const float* b, float* o, double* d) {
+    int i = threadIdx.x;
+    float x = a[i], y = b[i];
+    o[i * 8 + 0] = __fadd_rz(x, y);
+    o[i * 8 + 1] = __fmul_rd(x, y);
+    o[i * 8 + 2] = __fmul_ru(x, y);
+    o[i * 8 + 3] = __fmaf_rn(x, y, 1.0f);
+    o[i * 8 + 4] = __half2float(__float2half_rz(x));
+    o[i * 8 + 5] = __bfloat162float(__float2bfloat16_rn(x));
+    o[i * 8 + 6] = __fdiv_rn(x, y) + __frcp_rn(y) * 0.0f;
+    o[i * 8 + 7] = __fsqrt_rn(fabsf(x));
+    d[i] = (double)x * y + __dsqrt_rn(fabs((double)y));
+}
+'''
+
+
+def test_float_rounding_modes_and_conversions():
+    n = 64
+    a = RNG.standard_normal(n).astype(np.float32) * 100
+    b = RNG.standard_normal(n).astype(np.float32)
+    (_, _, o, d), res = run(ROUNDING, "rounding", (1, 1, 1), (n, 1, 1),
+                            [a, b, np.zeros(n * 8, np.float32), np.zeros(n, np.float64)])
+    o = o.reshape(n, 8)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    exact_sum, exact_prod = x + y, x * y
+    assert (np.abs(o[:, 0].astype(np.float64)) <= np.abs(exact_sum)).all()
+    assert (o[:, 1] <= exact_prod).all() and (o[:, 2] >= exact_prod).all()
+    np.testing.assert_array_equal(o[:, 3], (exact_prod + 1).astype(np.float32))
+    assert (np.abs(o[:, 4]) <= np.abs(a)).all()
+    np.testing.assert_allclose(o[:, 5], a, rtol=2 ** -8)
+    np.testing.assert_array_equal(o[:, 6], (a / b).astype(np.float32))
+    np.testing.assert_array_equal(o[:, 7], np.sqrt(np.abs(a)))
+    np.testing.assert_allclose(d, x * y + np.sqrt(np.abs(y)), rtol=1e-15)
+    assert res.findings == []
