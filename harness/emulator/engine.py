@@ -251,6 +251,7 @@ class Engine(LaunchState):
                 and not self.exited.any()):  # everyone arrived at once: the common case
             if self.observer is not None:
                 self.observer.on_barrier(self.slot_block.copy())
+            inst.run(_sel(idx))  # nothing, or bar.red's block-wide reduction
             self._push(pc + 1, idx)
             return
         self.bar_waiting[pc] = _merge(self.bar_waiting.get(pc), idx, self.N)
@@ -298,6 +299,9 @@ class Engine(LaunchState):
                             "undefined behaviour)", once=True)
             if self.observer is not None:
                 self.observer.on_barrier(self.slot_block[done])
+            if self.code[froms[0][0]].op == "bar" and "red" in self.code[froms[0][0]].mods:
+                everyone = np.sort(np.concatenate([lanes for _, lanes in froms]))
+                self.code[froms[0][0]].run(_sel(everyone))
             for p, lanes in froms:
                 self._push(p + 1, lanes)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .findings import UnsupportedPTX
-from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, builder
+from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, builder, get, put
 
 
 def _nothing(sel):
@@ -40,8 +40,10 @@ def bar(eng, inst):
     if "warp" in mods:  # bar.warp.sync mask: __syncwarp
         from .ops_warp import warp_sync_builder
         return warp_sync_builder(eng, inst)
-    if "red" in mods or "arrive" in mods:
+    if "arrive" in mods:
         raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    if "red" in mods:
+        return _bar_red(eng, inst)
     ops = inst.ops
     if ops and ops[0].kind != "imm":
         raise UnsupportedPTX(inst.opcode + " with a register barrier id", inst.file, inst.line)
@@ -49,6 +51,33 @@ def bar(eng, inst):
     count = ops[1].value if len(ops) > 1 and ops[1].kind == "imm" else None
     inst.aux = (bid, count)
     return BARRIER, _nothing
+
+
+def _bar_red(eng, inst):
+    """bar.red.{popc,and,or} d, id, p (__syncthreads_count/and/or). The engine calls run with
+    all lanes a completed barrier releases: the reduction is over each block's arrived lanes."""
+    op = next(m for m in inst.mods if m in ("popc", "and", "or"))
+    o = inst.ops
+    if o[1].kind != "imm":
+        raise UnsupportedPTX(inst.opcode + " with a register barrier id", inst.file, inst.line)
+    d = put(eng, inst, o[0], "u32" if op == "popc" else "pred")
+    p = get(eng, inst, o[-1], "pred")
+    neg = o[-1].value == "not"
+    inst.aux = (o[1].value, None)
+
+    def run(sel):
+        pv = np.asarray(p(sel))
+        pv = ~pv if neg else pv
+        slot = eng.lane_slot[sel]
+        count = np.bincount(slot, weights=pv, minlength=eng.R)
+        total = np.bincount(slot, minlength=eng.R)
+        if op == "popc":
+            d(sel, count[slot].astype(np.uint32))
+        elif op == "and":
+            d(sel, count[slot] == total[slot])
+        else:
+            d(sel, count[slot] > 0)
+    return BARRIER, run
 
 
 @builder("call")

@@ -575,3 +575,24 @@ def test_float_rounding_modes_and_conversions():
     np.testing.assert_array_equal(o[:, 7], np.sqrt(np.abs(a)))
     np.testing.assert_allclose(d, x * y + np.sqrt(np.abs(y)), rtol=1e-15)
     assert res.findings == []
+
+
+SYNC_REDUCE = r'''
+extern "C" __global__ void syncred(const int* x, int* o) {
+    int v = x[blockIdx.x * blockDim.x + threadIdx.x];
+    int c = __syncthreads_count(v > 0);
+    int a = __syncthreads_and(v > -5);
+    int r = __syncthreads_or(v > 100);
+    o[blockIdx.x * blockDim.x + threadIdx.x] = c + 1000 * a + 10000 * r;
+}
+'''
+
+
+def test_syncthreads_count_and_or_reduce_over_each_block():
+    x = RNG.integers(-10, 120, 3 * 96).astype(np.int32)
+    (_, o), res = run(SYNC_REDUCE, "syncred", (3, 1, 1), (96, 1, 1), [x, np.zeros(3 * 96, np.int32)])
+    for b in range(3):
+        v = x[b * 96:(b + 1) * 96]
+        want = (v > 0).sum() + 1000 * int((v > -5).all()) + 10000 * int((v > 100).any())
+        assert (o[b * 96:(b + 1) * 96] == want).all()
+    assert res.findings == []
