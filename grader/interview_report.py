@@ -9,7 +9,7 @@ can be re-rendered from the history file after the fact.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from grader.progress import format_duration
@@ -68,7 +68,8 @@ class KataOutcome:
 
     @classmethod
     def from_dict(cls, data: dict) -> "KataOutcome":
-        data = dict(data)
+        known = {f.name for f in fields(cls)}
+        data = {k: v for k, v in data.items() if k in known}  # outcomes outlive versions
         data["public"] = SuiteResult(**{**data["public"],
                                        "mismatches": tuple(data["public"].get("mismatches", ()))})
         data["hidden"] = SuiteResult(**{**data["hidden"],

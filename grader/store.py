@@ -15,7 +15,7 @@ import os
 import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 DB_NAME = "kata.db"
@@ -140,6 +140,12 @@ class SessionKata:
     outcome: dict | None  # the graded result as plain data, once submitted
 
 
+def _row(cls, row: sqlite3.Row):
+    """A row as its dataclass, ignoring columns a later migration added that cls does not know."""
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: row[k] for k in row.keys() if k in names})
+
+
 def default_home() -> Path:
     home = os.environ.get("KATA_HOME")
     if home:
@@ -215,13 +221,13 @@ class Store:
     def workspace_for_path(self, path: str) -> Workspace | None:
         row = self._db.execute("SELECT * FROM workspaces WHERE path = ? ORDER BY id DESC LIMIT 1",
                                (path,)).fetchone()
-        return Workspace(**dict(row)) if row else None
+        return _row(Workspace, row) if row else None
 
     def latest_workspace(self, kata: str, practice_only: bool = True) -> Workspace | None:
         sql = "SELECT * FROM workspaces WHERE kata = ?"
         sql += " AND session_id IS NULL" if practice_only else ""
         row = self._db.execute(sql + " ORDER BY id DESC LIMIT 1", (kata,)).fetchone()
-        return Workspace(**dict(row)) if row else None
+        return _row(Workspace, row) if row else None
 
     # --- attempts ---------------------------------------------------------------------------
 
@@ -253,7 +259,7 @@ class Store:
             values.append(since)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self._db.execute(f"SELECT * FROM attempts{where} ORDER BY id", values).fetchall()
-        return [Attempt(**dict(row)) for row in rows]
+        return [_row(Attempt, row) for row in rows]
 
     # --- hints and events -------------------------------------------------------------------
 
@@ -314,24 +320,24 @@ class Store:
 
     def session(self, session_id: str) -> Session | None:
         row = self._db.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return Session(**dict(row)) if row else None
+        return _row(Session, row) if row else None
 
     def sessions(self, state: str | None = None) -> list[Session]:
         sql, values = "SELECT * FROM sessions", []
         if state is not None:
             sql, values = sql + " WHERE state = ?", [state]
         rows = self._db.execute(sql + " ORDER BY created_at", values).fetchall()
-        return [Session(**dict(row)) for row in rows]
+        return [_row(Session, row) for row in rows]
 
     def session_katas(self, session_id: str) -> list[SessionKata]:
         rows = self._db.execute("SELECT * FROM session_katas WHERE session_id = ? ORDER BY position",
                                 (session_id,)).fetchall()
         out = []
         for row in rows:
-            data = dict(row)
-            for key in ("frozen_sources", "outcome"):
-                data[key] = json.loads(data[key]) if data[key] else None
-            out.append(SessionKata(**data))
+            kata = _row(SessionKata, row)
+            out.append(SessionKata(**{**kata.__dict__, **{
+                key: json.loads(row[key]) if row[key] else None
+                for key in ("frozen_sources", "outcome")}}))
         return out
 
     def freeze_session(self, session_id: str, sources: dict[str, dict[str, str]]) -> None:

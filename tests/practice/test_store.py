@@ -97,3 +97,16 @@ def test_killing_a_writer_mid_stream_loses_no_committed_attempt(tmp_path):
         assert {a.source_hash for a in store.attempts("reduce")} >= {f"early{i}" for i in range(5)}
         assert set(acknowledged) <= ids
         store.add_attempt("reduce", "/w", "pass", "cpu", "after")  # still writable
+
+
+def test_a_new_migration_upgrades_an_existing_file_in_place(tmp_path, monkeypatch):
+    from grader import store as store_module
+
+    with Store(tmp_path / "kata.db") as store:
+        store.add_attempt("reduce", "/w", "pass", "cpu", "kept")
+    monkeypatch.setattr(store_module, "MIGRATIONS",
+                        [*store_module.MIGRATIONS, "ALTER TABLE attempts ADD COLUMN note TEXT"])
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", len(store_module.MIGRATIONS))
+    with Store(tmp_path / "kata.db") as store:
+        assert store.schema_version == SCHEMA_VERSION + 1
+        assert [a.source_hash for a in store.attempts("reduce")] == ["kept"]
