@@ -33,6 +33,8 @@ __device__ __forceinline__ void find_digit(const unsigned* hist, int bins, int* 
         if (lane >= d) incl += t;
     }
     const int excl = incl - sum;
+    // Every lane has read *s_rem; a shuffle does not order shared memory, __syncwarp does.
+    __syncwarp();
     if (excl < rem && rem <= incl) {
         int acc = excl, b = hi - 1;
         while (acc + (int)hist[b] < rem) acc += (int)hist[b--];
