@@ -66,6 +66,7 @@ def interview() -> None:
       kata interview grade          public tests only; tells how many hidden tests wait
       kata interview submit         freeze, run the hidden tests, write the report
       kata interview status         time left, attempts and hints per kata
+      kata interview report         show a submitted interview's report again
     """
 
 
@@ -185,6 +186,25 @@ def status(backend: str) -> None:
                 verdict = f" · {_verdict(k.outcome)}" if k.outcome else ""
                 console.print(f"  {k.kata:<12} {_count(attempts, 'attempt')} · "
                               f"{_count(hints, 'hint')}{verdict}")
+
+
+@interview.command()
+@click.argument("session_id", metavar="[ID]", required=False)
+@reports_errors
+def report(session_id: str | None) -> None:
+    """Show a submitted interview's report again (default: the latest)."""
+    from grader import sessions
+    from grader.interview_report import render_terminal
+    from grader.store import Store
+
+    with Store() as store:
+        session = sessions.current(store, session_id=session_id)
+        if session.state != "submitted":
+            raise UsageError(f"interview {session.id} has no report yet",
+                             hint="`kata interview submit` grades it and writes one")
+        render_terminal(sessions.report_for(store, session), _console())
+    if session.report_path:
+        click.echo(f"Report: {session.report_path}")
 
 
 def _count(n: int, noun: str) -> str:

@@ -110,6 +110,8 @@ def test_cli_start_grade_status_submit(fake_pipeline, tmp_path):
     submitted = runner.invoke(cli, ["interview", "submit", "--yes"])
     assert submitted.exit_code == 0, submitted.output
     assert "0/1 passed" in submitted.output and "report.html" in submitted.output
+    shown = runner.invoke(cli, ["interview", "report"])
+    assert shown.exit_code == 0 and "0/1 passed" in shown.output
 
 
 # A submit killed while grading the hidden tests: earlier attempts must survive, the session
