@@ -79,3 +79,20 @@ def test_chromium_renders_the_verdicts(tmp_path, chromium):
     shot = tmp_path / "report.png"
     chromium(f"--screenshot={shot}", "--window-size=1200,1600", page.as_uri())
     assert shot.exists() and shot.stat().st_size > 10_000  # something was drawn
+
+
+def test_performance_and_memory_lines_come_from_the_stage_results():
+    from types import SimpleNamespace
+
+    from grader.interview_report import _describe
+    from grader.score import ScoreSummary
+
+    summary = ScoreSummary("roofline", 0.81, 0.95, "good", {"pass": 0.5, "good": 0.75,
+                                                             "excellent": 0.9}, "", "")
+    line = _describe(SimpleNamespace(summary=summary, error=None))
+    assert line.startswith("good · ") and "81%" in line
+    memory = SimpleNamespace(efficiency=0.5, moved_bytes=800, compulsory_bytes=400,
+                             load_sectors_per_request=8.0, load_ideal_sectors_per_request=4.0)
+    assert _describe(SimpleNamespace(report=memory, note="")).startswith("50% efficient")
+    assert _describe(SimpleNamespace(report=None, note="no counters")) == "no counters"
+    assert _describe(None) == ""
