@@ -74,13 +74,17 @@ class Engine(LaunchState):
                     return
                 continue
             if spins >= SPIN_LIMIT and len(runnable) > 1:
+                # A group keeps looping while others wait: give the next group a full turn (until
+                # it reaches a higher group or branches), so a flag it would set gets set.
                 later = [p for p in runnable if p > rotate_from]
                 pc = min(later) if later else min(runnable)
                 rotate_from, spins = pc, 0
+                idx = runnable.pop(pc)
+                nxt = min([p for p in runnable if p > pc], default=1 << 62)
             else:
                 pc = min(runnable)
-            idx = runnable.pop(pc)
-            nxt = min(runnable) if runnable else 1 << 62
+                idx = runnable.pop(pc)
+                nxt = min(runnable) if runnable else 1 << 62
             while True:
                 inst = code[pc]
                 self.issued += 1
