@@ -58,3 +58,20 @@ def test_dev_check_reduce(kata):
     r = kata("dev", "check", "reduce")
     assert r.exit_code == 0, r.output
     assert "12/12 checks passed" in r.output
+
+
+def test_a_drawn_failure_is_shrunk_to_the_smallest_case_and_reruns(kata, tmp_path):
+    ws = tmp_path / "planted"
+    ws.mkdir()
+    source = (REDUCE.solution_dir / "kernel.cu").read_text()
+    bug = "    if (n > 6000 && n < 1000000 && n % 2 == 1) n -= 1;  // planted: drops the last element\n"
+    (ws / "kernel.cu").write_text(source.replace("    const int n4 = n / 4;\n", bug + "    const int n4 = n / 4;\n"))
+    shutil.copy(REDUCE.solution_dir / "launch.py", ws / "launch.py")
+    r = kata("grade", str(ws), "--kata", "reduce", "--backend", "cpu", "--json")
+    failure = json.loads(r.output)["correctness"]["first_failure"]
+    assert r.exit_code == 1 and failure["origin"] == "drawn"
+    assert failure["case"] == {"n": 6001, "dist": "mixed"}  # public cases miss it; hypothesis shrinks to 6001
+    assert failure["message"].startswith("fails for n = 6001, dist = mixed: out[0] = ")
+    rerun = failure["rerun"].split()[2:]
+    r = kata("grade", *rerun)
+    assert r.exit_code == 1 and "n = 6001" in r.output
