@@ -28,6 +28,7 @@ _FIELDS = ("instructions", "active_lanes",
            "global_atomic_requests", "shared_requests", "shared_wavefronts", "shared_ideal_wavefronts",
            "shared_atomic_requests", "local_requests", "bytes_read", "bytes_written")
 _IX = {name: i for i, name in enumerate(_FIELDS)}
+_NO_ADDRS = np.zeros(1 << 16, np.int64)  # on_issue has no addresses; the numba pass ignores them
 
 
 @dataclass(frozen=True)
@@ -126,18 +127,96 @@ def _distinct(keys: np.ndarray) -> int:
     return int(k.size and 1 + np.count_nonzero(k[1:] != k[:-1]))
 
 
+def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
+    """One pass over lanes that arrive warp by warp (the engine's order): kind 0 counts warp
+    requests; 1 adds global sectors and their ideal; 2 shared wavefronts and their ideal.
+    out = (requests, sectors or wavefronts, ideal). False when a warp's lanes are not adjacent,
+    and the numpy path counts instead."""
+    phases = max(1, size // 4) if kind == 2 else 1
+    per_phase = 32 // phases
+    nw = max(1, (size + 3) // 4)
+    table = np.empty((32, 128), np.int64)  # distinct words per bank in the current phase
+    cnt = np.zeros(32, np.int64)
+    sect = np.empty(64, np.int64)  # distinct sectors of the current warp
+    nsect = 0
+    req = 0
+    cost = 0
+    ideal = 0
+    lanes = 0
+    prev_key = -1
+    prev_group = -1
+    for i in range(tids.shape[0]):
+        key = np.int64(blocks[i]) * wpb + np.int64(tids[i]) // 32
+        if key < prev_key:
+            return False
+        group = key * 4 + (np.int64(tids[i]) & 31) // per_phase
+        if kind == 2 and group != prev_group and prev_group >= 0:
+            cost += cnt.max()
+            cnt[:] = 0
+        if key != prev_key:
+            if prev_key >= 0:
+                ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
+            cost += nsect
+            nsect = 0
+            lanes = 0
+            req += 1
+        prev_key = key
+        prev_group = group
+        lanes += 1
+        a = addrs[i]
+        if kind == 1:
+            for sc in range(a >> 5, ((a + size - 1) >> 5) + 1):
+                seen = False
+                for j in range(nsect):
+                    if sect[j] == sc:
+                        seen = True
+                        break
+                if not seen:
+                    sect[nsect] = sc
+                    nsect += 1
+        elif kind == 2:
+            for k in range(nw):
+                word = (a >> 2) + k
+                b = word & 31
+                seen = False
+                for j in range(cnt[b]):
+                    if table[b, j] == word:
+                        seen = True
+                        break
+                if not seen:
+                    table[b, cnt[b]] = word
+                    cnt[b] += 1
+    if prev_key >= 0:
+        ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
+        cost += nsect + (cnt.max() if kind == 2 else 0)
+    out[0] = req
+    out[1] = cost
+    out[2] = ideal
+    return True
+
+
+try:  # numba is optional: the numpy path below counts the same, slower
+    import numba
+
+    _warp_costs = numba.njit(cache=True)(_warp_costs)
+except ImportError:
+    _warp_costs = None
+
+
 class Counters(Observer):
     """Counts per instruction; `per_line`, `total`, `mix` and `to_dict()` summarise them."""
 
     findings: list = []  # counters never find problems; the attribute keeps the hook contract
 
-    def __init__(self) -> None:
+    def __init__(self, jit: bool = True) -> None:
+        self.jit = jit  # use the numba pass when numba is installed (tests compare both paths)
         self.on_kernel_start("", (1, 1, 1), (1, 1, 1), 0)
 
     def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
         block = tuple(int(v) for v in (tuple(block) + (1, 1, 1))[:3])
         self.kernel = kernel
-        self._wpb = (block[0] * block[1] * block[2] + 31) // 32
+        self._tpb = block[0] * block[1] * block[2]
+        self._wpb = (self._tpb + 31) // 32
         self._rows: dict[int, np.ndarray] = {}  # pc -> counters (see _FIELDS)
         self._meta: dict[int, tuple[str, str | None, int | None]] = {}  # pc -> opcode, file, line
 
@@ -151,21 +230,52 @@ class Counters(Observer):
     def _warps(self, blocks, tids) -> np.ndarray:
         return np.asarray(blocks, np.int64) * self._wpb + np.asarray(tids, np.int64) // 32
 
+    def _whole_warps(self, blocks, tids) -> int:
+        """Warps in a group of whole warps, in O(1): the engine hands lanes over in lane order,
+        each lane once, so when the lane count fills every warp from the first lane's to the
+        last lane's, that range is the answer. 0 when the shortcut does not apply."""
+        n = len(tids)
+        if self._tpb % 32 or n % 32:
+            return 0
+        first = int(blocks[0]) * self._wpb + int(tids[0]) // 32
+        last = int(blocks[-1]) * self._wpb + int(tids[-1]) // 32
+        span = last - first + 1
+        ok = span > 0 and n == 32 * span and int(tids[0]) % 32 == 0 and int(tids[-1]) % 32 == 31
+        return span if ok else 0
+
+    def _fast(self, kind, blocks, tids, addrs, size):
+        """(requests, cost, ideal) from the numba pass, or None to count with numpy."""
+        if kind == 0 and (whole := self._whole_warps(blocks, tids)):
+            return whole, 0, 0
+        if _warp_costs is None or not self.jit:
+            return None
+        out = np.zeros(3, np.int64)
+        addrs = np.asarray(addrs)
+        addrs = addrs.view(np.int64) if addrs.dtype == np.uint64 else addrs.astype(np.int64)
+        ok = _warp_costs(kind, np.asarray(blocks), np.asarray(tids), addrs, int(size), self._wpb, out)
+        return (int(out[0]), int(out[1]), int(out[2])) if ok else None
+
     # ---- hooks -----------------------------------------------------------------------------
     def on_issue(self, inst, blocks, tids) -> None:
         n = len(tids)
         if n == 0:
             return
         row = self._row(inst)
-        row[0] += _distinct(self._warps(blocks, tids))
+        fast = self._fast(0, blocks, tids, _NO_ADDRS[:n] if n <= _NO_ADDRS.size else np.zeros(n, np.int64), 4)
+        row[0] += fast[0] if fast else _distinct(self._warps(blocks, tids))
         row[1] += n
 
     def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
         if len(tids) == 0:
             return
         row = self._row(inst)
-        warps = self._warps(blocks, tids)
         size = int(size)
+        kind = {"global": 1, "shared": 2}.get(space, 0) if op != "atom" else 0
+        fast = self._fast(kind, blocks, tids, addrs, size)
+        if fast is not None:
+            self._add_fast(row, space, op, fast, len(tids) * size)
+            return
+        warps = self._warps(blocks, tids)
         if space == "global":
             self._global(row, op, warps, np.asarray(addrs, np.uint64).astype(np.int64), size)
         elif space == "shared":
@@ -176,6 +286,29 @@ class Counters(Observer):
                                       np.asarray(addrs, np.int64), size)
         elif space == "local":
             row[_IX["local_requests"]] += _distinct(warps)
+
+    def _add_fast(self, row, space, op, fast, nbytes) -> None:
+        req, cost, ideal = fast
+        if space == "global":
+            if op == "atom":
+                row[_IX["global_atomic_requests"]] += req
+                row[_IX["bytes_read"]] += nbytes
+                row[_IX["bytes_written"]] += nbytes
+                return
+            kind = "load" if op == "ld" else "store"
+            row[_IX[f"global_{kind}_requests"]] += req
+            row[_IX[f"global_{kind}_sectors"]] += cost
+            row[_IX[f"global_{kind}_ideal_sectors"]] += ideal
+            row[_IX["bytes_read" if op == "ld" else "bytes_written"]] += nbytes
+        elif space == "shared":
+            if op == "atom":
+                row[_IX["shared_atomic_requests"]] += req
+                return
+            row[_IX["shared_requests"]] += req
+            row[_IX["shared_wavefronts"]] += cost
+            row[_IX["shared_ideal_wavefronts"]] += ideal
+        elif space == "local":
+            row[_IX["local_requests"]] += req
 
     def _global(self, row, op, warps, addrs, size) -> None:
         n = warps.size

@@ -81,15 +81,18 @@ def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
                     r2_who[f] = packed
                     r2_when[f] = stamp
                 continue
-            for rw, rn in ((r1_who, r1_when), (r2_who, r2_when)):
-                r = rw[f]
+            for slot in range(2):  # the two reader slots, written out to stay in registers
+                r = r1_who[f] if slot == 0 else r2_who[f]
                 c = r & 0xFFFF
-                if c != 0 and c != ti + 1 and (r >> 32) == ep:
-                    osync = rn[f] >> 32
-                    if not (c - 1) // 32 == ti // 32 or not (lane_sync[sl * tpw + c - 1] > osync
-                                                              and lane_sync[sl * tpw + ti] > osync):
-                        _hit(hits, 3, i, c - 1, (rn[f] & 0xFFFFFFFF) - 1)
-                        break
+                if c == 0 or c == ti + 1 or (r >> 32) != ep:
+                    continue
+                when = r1_when[f] if slot == 0 else r2_when[f]
+                osync = when >> 32
+                if (c - 1) // 32 == ti // 32 and lane_sync[sl * tpw + c - 1] > osync \
+                        and lane_sync[sl * tpw + ti] > osync:
+                    continue
+                _hit(hits, 3, i, c - 1, (when & 0xFFFFFFFF) - 1)
+                break
             w_who[f] = packed | (0x10000 if op == 2 else 0)
             w_when[f] = stamp
 
@@ -103,7 +106,7 @@ def _hit(hits, kind, i, other, other_line):
 try:  # numba is optional: without it the numpy path below gives the same findings, slower
     import numba
 
-    _hit = numba.njit(cache=True)(_hit)
+    _hit = numba.njit(inline="always", cache=True)(_hit)  # inlined: a call would incref arrays
     _lane_loop = numba.njit(cache=True)(_lane_loop)
 except ImportError:
     _lane_loop = None

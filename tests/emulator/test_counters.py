@@ -3,12 +3,24 @@ import json
 from dataclasses import fields
 
 import numpy as np
+import pytest
 
 from _observer_shim import Inst
 
+from harness.emulator import counters as counters_module
 from harness.emulator.counters import _FIELDS, Counters, Tally, family
 
 BASE = 1 << 20
+
+
+@pytest.fixture(autouse=True, params=["numba", "numpy"])
+def path(request, monkeypatch):
+    """Every test runs on both implementations: the numba pass and the numpy fallback."""
+    if request.param == "numpy":
+        monkeypatch.setattr(counters_module, "_warp_costs", None)
+    elif counters_module._warp_costs is None:
+        pytest.skip("numba is not installed")
+    return request.param
 
 
 def _ctr(block=(256, 1, 1), grid=(4, 1, 1)):
