@@ -1,0 +1,195 @@
+"""The worker process's side of isolation: load launch.py once, then run cases on request.
+
+Everything the learner's code can do wrong is caught here and sent back as a Problem; only a
+crash, a kill or a hang ends the process, and harness.isolation.Worker reports those.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from harness.isolation import _OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec
+from harness.plan import LaunchError, Plan
+
+#: code below the launch plan: an exception raised in these is ours, not the learner's
+_BACKEND_MODULES = ("harness/cpu.py", "harness/gpu.py", "harness/emulator")
+
+
+def make_backend(spec: str, sanitize: bool, counters: bool):
+    if spec == "cpu":
+        from harness.cpu import CpuBackend
+
+        return CpuBackend(sanitize=sanitize, counters=counters)
+    if spec == "gpu":
+        from harness.gpu import GpuBackend
+
+        return GpuBackend()
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)(sanitize=sanitize, counters=counters)
+
+
+def main(conn, program: Program, memory_bytes: int | None) -> None:
+    # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        if program.backend == "cpu":
+            import harness.emulator  # noqa: F401  (import before the cap: shared libraries map address space)
+        elif program.backend not in ("gpu",):
+            importlib.import_module(program.backend.partition(":")[0])
+        if memory_bytes:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, resource.RLIM_INFINITY))
+        launch_fn = _load_launch(program.launch_path)
+    except _LaunchPyProblem as exc:
+        conn.send(("problem", exc.problem))
+        return
+    except Exception as exc:
+        conn.send(("problem", Problem("internal", f"the worker could not start: {exc}",
+                                      detail=traceback.format_exc())))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            kind, spec = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "stop":
+            return
+        result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
+        try:
+            conn.send(result)
+        except Exception as exc:  # an unpicklable finding or counter is our bug, not the learner's
+            conn.send(RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
+                                                        detail=traceback.format_exc())))
+
+
+class _LaunchPyProblem(Exception):
+    def __init__(self, problem: Problem):
+        self.problem = problem
+
+
+def _load_launch(path: str):
+    name = Path(path).name
+    try:
+        source = Path(path).read_text()
+        code = compile(source, path, "exec")
+        namespace: dict = {"__name__": "kata_launch_plan", "__file__": path}
+        exec(code, namespace)
+    except SyntaxError as exc:
+        raise _LaunchPyProblem(Problem("launch-py", f"syntax error: {exc.msg}", name, exc.lineno,
+                                       (exc.text or "").strip() or None)) from None
+    except Exception as exc:
+        raise _LaunchPyProblem(_launch_py_problem(exc, path)) from None
+    fn = namespace.get("launch")
+    if not callable(fn):
+        raise _LaunchPyProblem(Problem("launch-py", "launch.py defines no launch(gpu, ...) function", name))
+    return fn
+
+
+def _launch_py_problem(exc: BaseException, path: str) -> Problem:
+    """An exception raised in (or by a call from) launch.py: the learner's, at launch.py's line.
+    Raised below the backends' own code instead, it is ours."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    resolved = str(Path(path).resolve())
+    mine = [i for i, f in enumerate(frames) if str(Path(f.filename).resolve()) == resolved]
+    deeper = frames[mine[-1] + 1:] if mine else frames
+    if not mine or any(m in f.filename.replace(os.sep, "/") for f in deeper for m in _BACKEND_MODULES):
+        return Problem("internal", f"{type(exc).__name__}: {exc}", detail="".join(traceback.format_exception(exc)))
+    frame = frames[mine[-1]]
+    return Problem("launch-py", f"{type(exc).__name__}: {exc}", Path(path).name, frame.lineno,
+                   (frame.line or "").strip() or None)
+
+
+def _poison(array_dtype: np.dtype, count: int) -> np.ndarray:
+    # NaN for floats (fails any comparison), all-ones bytes for integers: unwritten outputs fail.
+    if array_dtype.kind in "fc":
+        return np.full(count, np.nan, array_dtype)
+    return np.full(count * array_dtype.itemsize, 0xFF, np.uint8).view(array_dtype)
+
+
+def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
+    start = time.perf_counter()
+    captured = io.StringIO()
+    outputs: dict = {}
+    changed: tuple[str, ...] = ()
+    problem = None
+    backend = None
+    plan = None
+    try:
+        backend = make_backend(program.backend, spec.sanitize, spec.counters)
+        plan = Plan(backend, program.launch_path)
+        backend.load(program.ptx, program.cubin, program.kernel_file)
+        values, buffers = [], {}
+        for arg in spec.args:
+            if arg.role == "scalar":
+                values.append(arg.value)
+                continue
+            data = arg.value if arg.role != "out" else _poison(np.dtype(arg.dtype), arg.count)
+            buffers[arg.name] = backend.upload(np.ascontiguousarray(data).reshape(-1))
+            values.append(buffers[arg.name])
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            launch_fn(plan, *values)
+        backend.synchronize()
+        for arg in spec.args:
+            if arg.role in ("out", "inout"):
+                outputs[arg.name] = backend.download(buffers[arg.name])
+        changed = tuple(a.name for a in spec.args if a.role == "in" and not np.array_equal(
+            backend.download(buffers[a.name]).view(np.uint8),
+            np.ascontiguousarray(a.value).reshape(-1).view(np.uint8)))
+    except LaunchError as exc:
+        problem = Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
+    except MemoryError:
+        problem = Problem("memory", "the run ran out of memory (the worker's cap); "
+                          "is a buffer size computed from the wrong variable?")
+    except Exception as exc:
+        problem = _classify(exc, program)
+    findings = tuple(getattr(backend, "findings", ()) or ())
+    counters = None
+    if backend is not None and spec.counters and hasattr(backend, "counters"):
+        try:
+            counters = backend.counters()
+        except Exception as exc:
+            problem = problem or Problem("internal", f"counters failed: {exc}", detail=traceback.format_exc())
+    stopped = bool(getattr(backend, "stopped", False))
+    if backend is not None:
+        with contextlib.suppress(Exception):
+            backend.close()
+    return RunResult(outputs if problem is None else {}, changed, findings, counters,
+                     tuple(plan.launches) if plan else (), problem,
+                     captured.getvalue()[-_OUTPUT_LIMIT:], time.perf_counter() - start, stopped)
+
+
+def _call(program: Program, launch_fn, target: str, kwargs: dict):
+    module, _, attr = target.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+        return fn(launch_fn=launch_fn, launch_file=program.launch_path, **kwargs), None
+    except LaunchError as exc:
+        return None, Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
+    except MemoryError:
+        return None, Problem("memory", "the run ran out of memory")
+    except Exception as exc:
+        return None, _classify(exc, program)
+
+
+def _classify(exc: Exception, program: Program) -> Problem:
+    try:
+        from harness.emulator.findings import EmulatorError, UnsupportedPTX
+    except ImportError:  # pragma: no cover - findings.py ships with the package
+        EmulatorError = UnsupportedPTX = ()
+    if isinstance(exc, UnsupportedPTX):
+        return Problem("unsupported", str(exc), exc.file, exc.line)
+    if isinstance(exc, EmulatorError):
+        return Problem("internal", f"the emulator failed: {exc}", detail=traceback.format_exc())
+    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable"):
+        return Problem("environment", str(exc))
+    return _launch_py_problem(exc, program.launch_path)
