@@ -144,7 +144,7 @@ def bind(eng, inst) -> None:
 
 
 def _load_all() -> None:
-    from . import ops_atom, ops_ctrl, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
+    from . import ops_atom, ops_bits, ops_ctrl, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
 
 
 _load_all_done = False
