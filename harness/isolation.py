@@ -101,13 +101,16 @@ class Worker:
             self._proc.start()
         child.close()
         self._conn = parent
+        # Before "ready" only our code and launch.py's import run (whose errors come back as a
+        # Problem), so a worker that dies or stalls here is the grader's problem, not the learner's.
         if not parent.poll(_STARTUP_S):
             self._kill()
-            return Problem("timeout", f"the worker did not start within {_STARTUP_S:.0f} s")
+            return Problem("internal", f"the worker process did not start within {_STARTUP_S:.0f} s")
         try:
             kind, payload = parent.recv()
         except (EOFError, OSError):
-            return self._died()
+            died = self._died()
+            return Problem("internal", f"the worker process failed to start: {died.message}")
         if kind != "ready":
             self._kill()
             return payload
