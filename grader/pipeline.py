@@ -116,8 +116,16 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                    stage="performance", headline=f"performance stage: {problem.message}",
                                    reasons=(_PROBLEM_REASON.get(problem.kind) or "error",), compile=stage,
                                    resources=resources, correctness=correctness, findings=findings)
+            if perf is not None and not getattr(perf, "ok", True):
+                # e.g. correct on the small cases but wrong at the bench size (index overflow)
+                return GradeReport(**base, verdict="fail", stage="performance",
+                                   headline=f"performance stage: {perf.error}", reasons=("wrong-answer",),
+                                   compile=stage, resources=resources, correctness=correctness,
+                                   findings=findings, performance=perf)
+            summary = getattr(perf, "summary", None)
+            tail = f"; {summary.headline()}" if summary is not None else ""
             return GradeReport(**base, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases", reasons=(),
+                               headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
                                compile=stage, resources=resources, correctness=correctness,
                                findings=findings, performance=perf)
         memory = _memory(kata, worker, passed, chosen)
