@@ -212,6 +212,7 @@ def main() -> None:
     ap.add_argument("--write", type=Path, help="write the markdown results here")
     a = ap.parse_args()
 
+    load_before = os.getloadavg()[0]
     rows = []
     n = 1 << 22
     for on, goal in ((False, 1.0), (True, 3.0)):
@@ -226,18 +227,21 @@ def main() -> None:
         print(rows[-1], flush=True)
     cmp = None if a.skip_numba else bench_vs_numba(a.numba_limit, a.repeats)
     print(cmp, flush=True)
-    text = render(rows, cmp, " ".join(["python"] + sys.argv))
+    load = (load_before, os.getloadavg()[0])
+    text = render(rows, cmp, " ".join(["python"] + sys.argv), load)
     print(text)
     if a.write:
         a.write.write_text(text)
 
 
-def render(rows, cmp, command: str) -> str:
+def render(rows, cmp, command: str, load: tuple[float, float]) -> str:
     lines = ["# Emulator benchmark", "",
              f"- command: `{command}`",
              f"- date: {datetime.date.today().isoformat()}",
              "- machine: 2-core CI-like machine",
-             f"- numpy {np.__version__}, Python {sys.version.split()[0]}", "",
+             f"- numpy {np.__version__}, Python {sys.version.split()[0]}",
+             f"- 1-minute load average at start / end: {load[0]:.1f} / {load[1]:.1f} (the machine is "
+             "shared: above 2 the numbers are inflated)", "",
              "| workload | seconds (median) | goal | met | answer checked |", "|---|---|---|---|---|"]
     for name, sec, goal, ok in rows:
         met = "" if goal is None else ("yes" if sec <= goal else "**no**")

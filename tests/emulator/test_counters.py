@@ -133,3 +133,48 @@ def test_mix_per_line_total_and_json():
     d = json.loads(json.dumps(c.to_dict()))
     assert d["total"]["global_load_sectors"] == 32 and [x["line"] for x in d["per_line"]] == [3, 4, 5]
     assert family("ld.global.nc.v4.f32") == "ld.global" and family("shfl.sync.bfly.b32") == "shfl"
+
+
+# ---- end to end: the known answers on kernels the emulator runs ----------------------------------
+ZOO = __import__("pathlib").Path(__file__).parent / "zoo"
+
+
+def _line_of(text: str, needle: str, nth: int = 0) -> int:
+    return [i + 1 for i, line in enumerate(text.splitlines()) if needle in line][nth]
+
+
+def _run_transpose(kernel, grid, block, args_of):
+    emu_mod = pytest.importorskip("harness.emulator")
+    if not hasattr(emu_mod, "Emulator"):
+        pytest.skip("the emulator core is not there yet")
+    from harness.compiler import compile
+
+    src = (ZOO / "transpose.cu").read_text()
+    r = compile(src, filename="transpose.cu")
+    emu = emu_mod.Emulator(sanitize=False, counters=True)
+    mod = emu.load(r.ptx, filename="transpose.cu")
+    a = np.arange(64 * 64, dtype=np.float32)
+    pa, pb = emu.alloc(a.nbytes), emu.alloc(a.nbytes)
+    emu.write(pa, a)
+    res = emu.launch(mod, kernel, grid=grid, block=block, shared_bytes=0, args=args_of(pa, pb))
+    return src, res.counters
+
+
+@pytest.mark.parametrize("kernel,want", [("transpose_naive", 32.0), ("transpose_padded", 1.0)])
+def test_transpose_tile_read_bank_conflicts(kernel, want):
+    src, c = _run_transpose(kernel, (2, 2, 1), (32, 8, 1), lambda pa, pb: [pa, pb, 64, 64])
+    start = _line_of(src, f"void {kernel}(")
+    read = _line_of(src[src.index(f"void {kernel}("):], "= tile[threadIdx.x][threadIdx.y + j]") + start - 1
+    write = _line_of(src[src.index(f"void {kernel}("):], "tile[threadIdx.y + j][threadIdx.x] =") + start - 1
+    t = c.per_line[read]
+    assert t.shared_requests == 4 * 4 * 8 and t.wavefronts_per_shared_request == want
+    assert c.per_line[write].wavefronts_per_shared_request == 1.0
+    assert c.per_line[write].sectors_per_load_request == 4.0  # the row-major global read coalesces
+    assert t.sectors_per_store_request == 4.0
+
+
+def test_strided_copy_touches_32_sectors_per_request():
+    src, c = _run_transpose("copy_strided", (32, 1, 1), (128, 1, 1), lambda pa, pb: [pa, pb, 64, 64])
+    t = c.per_line[_line_of(src, "out[t] = in[r * cols + c];")]
+    assert t.sectors_per_load_request == 32.0 and t.sectors_per_store_request == 4.0
+    assert c.total.branch_efficiency == 1.0 and c.mix.get("ld.global", 0) > 0
