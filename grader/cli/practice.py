@@ -167,10 +167,14 @@ def reset(kata_id: str, yes: bool) -> None:
     click.echo("The clock and the hints start again now.")
 
 
-def _is_source(change, path: str) -> bool:
-    p = Path(path)
-    return p.suffix in WATCHED_SUFFIXES and ".kata-backup" not in p.parts \
-        and not p.name.startswith(".")
+def _is_source(path: Path, folder: Path) -> bool:
+    # Hidden folders (.kata-backup, .hypothesis, editors' swap folders) are never the learner's
+    # sources, and grading itself may write there: watching them would regrade in a loop.
+    try:
+        parts = path.resolve().relative_to(folder).parts
+    except ValueError:
+        return False
+    return path.suffix in WATCHED_SUFFIXES and not any(part.startswith(".") for part in parts)
 
 
 def watch_folder(folder: Path, regrade, *, stop_event=None, debounce_ms: int = 300) -> int:
@@ -179,7 +183,9 @@ def watch_folder(folder: Path, regrade, *, stop_event=None, debounce_ms: int = 3
     import watchfiles  # imported here: only `kata watch` needs it
 
     runs = 0
-    for changes in watchfiles.watch(folder, watch_filter=_is_source, debounce=debounce_ms,
+    folder = Path(folder).resolve()
+    for changes in watchfiles.watch(folder, watch_filter=lambda _, p: _is_source(Path(p), folder),
+                                    debounce=debounce_ms,
                                     stop_event=stop_event, raise_interrupt=False):
         regrade(sorted({Path(p) for _, p in changes}))
         runs += 1

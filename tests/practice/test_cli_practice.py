@@ -115,3 +115,13 @@ def test_help_reads_like_a_known_tool():
     for args in (["solution", "-h"], ["interview", "start", "-h"], ["watch", "--help"]):
         result = runner.invoke(cli, args, prog_name="kata")
         assert result.exit_code == 0 and result.output.startswith("Usage: kata ")
+
+
+def test_watch_ignores_hidden_folders_but_not_a_hidden_parent(tmp_path):
+    from grader.cli.practice import _is_source
+
+    folder = (tmp_path / ".work" / "reduce").resolve()
+    assert _is_source(folder / "kernel.cu", folder)
+    assert not _is_source(folder / ".hypothesis" / "x.py", folder)
+    assert not _is_source(folder / ".kata-backup" / "1" / "kernel.cu", folder)
+    assert not _is_source(folder / "notes.txt", folder)
