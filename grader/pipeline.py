@@ -6,6 +6,7 @@ so hidden tests and practice grades can never drift apart.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,9 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         correctness = _correctness(search, seed, examples, rerun_base)
         if correctness.failure is not None:
             failure = correctness.failure
+            if failure.reason == "wrong-answer" and chosen != "gpu":
+                failure, findings = _diagnose(kata, worker, runs[search.failure.case.label()][0], failure, findings)
+                correctness = dataclasses.replace(correctness, failure=failure)
             verdict = "error" if failure.reason == "" else "fail"
             return GradeReport(**base, verdict=verdict, stage="correctness", headline=failure.headline,
                                reasons=failure.reasons, compile=stage, resources=resources,
@@ -239,6 +243,20 @@ def _failure(outcome: CaseOutcome, seed: int, rerun_base: str) -> CaseFailure:
                        reasons=tuple(dict.fromkeys(r for r in reasons if r)), headline=headline,
                        mismatches=mismatches, mismatch_count=count, problem=outcome.problem,
                        rerun=rerun)
+
+
+def _diagnose(kata, worker: Worker, data: _cases.CaseData, failure: CaseFailure, findings):
+    """A wrong answer often has a cause the sanitizer can name (a race, an uninitialised read):
+    run the failing case once more with it on and add what it finds to the failure's reasons."""
+    outcome, _ = _run_case(kata, worker, data, sanitize=True)
+    errors = [f for f in outcome.findings if f.severity == "error"]
+    if not errors:
+        return failure, findings
+    first = errors[0]
+    reasons = tuple(dict.fromkeys([*failure.reasons, *(f.kind for f in errors)]))
+    headline = f"{failure.headline}; the sanitizer found {first.kind} at {_where(first)}"
+    return (dataclasses.replace(failure, reasons=reasons, headline=headline),
+            merge_findings([*findings, *outcome.findings]))
 
 
 def _memory(kata, worker: Worker, passed, backend: str) -> MemoryStage:

@@ -108,3 +108,10 @@ def test_terminal_report_shows_verdict_case_and_rerun(submission, capsys):
     text = console.export_text()
     assert text.lstrip().startswith("FAIL") and "rerun: kata grade" in text
     assert "out-of-bounds kernel.cu:3" in text and "atomicAdd" in text  # the source line, quoted
+
+
+def test_a_wrong_answer_is_rerun_with_the_sanitizer_to_name_its_cause(submission):
+    r = grade(submission(modes=("wrong", "race")))
+    assert r.correctness.failure.reasons == ("wrong-answer", "race-raw")
+    assert r.headline.endswith("the sanitizer found race-raw at kernel.cu:4")
+    assert [f.kind for f in r.findings] == ["race-raw"]
