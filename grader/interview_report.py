@@ -53,10 +53,14 @@ class KataOutcome:
     explanation: str = ""  # why the reference solution is written the way it is
     backend: str = ""  # "cpu" | "gpu": where the hidden tests ran
     late_save_s: float = 0.0  # a source was last saved this long after the deadline (0: in time)
+    problem: str = ""  # why the kata fails although every output matched (a sanitizer finding)
 
     @property
     def verdict(self) -> str:
-        """The kata's verdict: pass only when public and hidden tests both pass."""
+        """The kata's verdict: pass only when public and hidden tests both pass and the sanitizer
+        found no error."""
+        if self.problem:
+            return "fail"
         if self.public.verdict == "pass" and self.hidden.verdict == "pass":
             return "pass"
         if "error" in (self.public.verdict, self.hidden.verdict):
@@ -124,7 +128,7 @@ def render_terminal(report: InterviewReport, console=None) -> None:
             k.kata,
             f"[{VERDICT_STYLE[k.public.verdict]}]{k.public.verdict}[/] ({k.public.cases})",
             f"[{VERDICT_STYLE[k.hidden.verdict]}]{k.hidden.verdict}[/] ({k.hidden.cases})",
-            str(sum(f.count for f in k.findings)) if k.findings else "none",
+            str(len(k.findings)) if k.findings else "none",
             k.performance or k.memory or "-",
             format_duration(k.time_used_s), str(k.attempts), f"{k.hints}/{k.hints_total}")
     console.print(table)
@@ -138,12 +142,15 @@ def render_terminal(report: InterviewReport, console=None) -> None:
                 lines.extend(f"    {m}" for m in result.mismatches)
                 if result.rerun:
                     lines.append(f"    rerun: {result.rerun}")
+        if k.problem:
+            lines.append(f"[bold]fails:[/] {k.problem}")
         if k.late_save_s:
             lines.append(f"[yellow]saved {format_duration(k.late_save_s)} after time ran out; "
                          "graded as saved[/]")
         for f in k.findings:
             times = f" (×{f.count})" if f.count > 1 else ""
-            lines.append(f"[red]{f.kind}[/] {f.where}: {f.message}{times}")
+            if not k.problem or f.message not in k.problem:  # told once
+                lines.append(f"[red]{f.kind}[/] {f.where}: {f.message}{times}")
         if lines:
             console.print(Panel("\n".join(lines), title=f"{k.kata}: what went wrong",
                                 title_align="left"))
@@ -186,10 +193,9 @@ def _suites(report) -> tuple[SuiteResult, SuiteResult]:
     public_cases = int(getattr(correctness, "public", 0) or 0)
     hidden_cases = int(correctness.cases_run) - public_cases
     if failure is None:
-        # Every case's outputs matched; a sanitizer finding still fails the kata, and it is told
-        # against the hidden suite, which ran the larger cases.
-        return SuiteResult("pass", public_cases), SuiteResult(verdict, hidden_cases,
-                                                             "" if verdict == "pass" else headline)
+        # Every case's outputs matched; a sanitizer finding that still fails the kata is the
+        # outcome's `problem`, not a test verdict.
+        return SuiteResult("pass", public_cases), SuiteResult("pass", hidden_cases)
     shown = SuiteResult(verdict, 0, failure.headline or headline,
                         tuple(str(m) for m in (failure.mismatches or ()))[:5], failure.rerun or "")
     if failure.origin == "public":
@@ -236,13 +242,18 @@ def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s
     kata = catalog.load(kata_id)
     solution, explanation = solution_of(kata)
     public, hidden = _suites(report)
+    correctness = getattr(report, "correctness", None)
+    matched = correctness is not None and getattr(correctness, "failure", None) is None
+    failed = str(getattr(report, "verdict", "error")) != "pass"
+    problem = str(getattr(report, "headline", "")) if matched and failed else ""
     return KataOutcome(
         kata=kata_id, title=kata.title, public=public, hidden=hidden, findings=_findings(report),
         performance=_describe(getattr(report, "performance", None)),
         memory=_describe(getattr(report, "memory", None)),
         time_used_s=max(0.0, time_used_s), attempts=attempts, hints=hints,
         hints_total=len(kata.hints), solution=solution, explanation=explanation,
-        backend=str(getattr(report, "backend", "") or ""), late_save_s=late_save_s)
+        backend=str(getattr(report, "backend", "") or ""), late_save_s=late_save_s,
+        problem=problem)
 
 
 def _describe(stage) -> str:

@@ -14,6 +14,7 @@ FAKE_GRADER = '''
 from pathlib import Path
 
 from grader.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
+from harness.emulator.findings import Finding
 
 def fake_grade(kata_id, folder, *, backend, hidden, seed=None):
     text = (Path(folder) / "kernel.cu").read_text()
@@ -26,6 +27,13 @@ def fake_grade(kata_id, folder, *, backend, hidden, seed=None):
                                           f"kata grade --case n={n}")
     ran_hidden = 3 if hidden and not fails_public else 0
     correctness = CorrectnessStage(ok, 14 + ran_hidden, 14, 0, ran_hidden, seed or 0, 0, failure)
+    if ok and "RACE" in text:  # outputs match, the sanitizer objects
+        race = Finding("race-raw", "reads s[i + 64] before the barrier", "kernel.cu", 14, count=9)
+        return GradeReport(kata=kata_id, title="Sum reduction", workspace=str(folder),
+                           backend="cpu", backend_reason="test", seed=seed or 0, verdict="fail",
+                           stage="sanitizer", headline="outputs match, but race-raw at kernel.cu:14",
+                           reasons=("race-raw",), compile=CompileStage(True, (), ""),
+                           correctness=correctness, findings=(race,))
     return GradeReport(kata=kata_id, title="Sum reduction", workspace=str(folder), backend="cpu",
                        backend_reason="test", seed=seed or 0,
                        verdict="pass" if ok else "fail", stage="done" if ok else "correctness",

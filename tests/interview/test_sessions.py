@@ -194,3 +194,15 @@ def test_a_public_failure_skips_the_hidden_tests_and_says_so(fake_pipeline, tmp_
     assert (outcome.public.verdict, outcome.public.headline) == ("fail", "fails for n = 257")
     assert outcome.hidden.verdict == "skipped" and "public tests failed" in outcome.hidden.headline
     assert outcome.attempts == 0 and outcome.verdict == "fail"
+
+
+def test_a_sanitizer_finding_fails_the_kata_though_every_output_matched(fake_pipeline, tmp_path):
+    session = sessions.start(["reduce"], 45, tmp_path / "iv")
+    _write(Path(session.folder) / "reduce", "// CORRECT RACE")
+    report = sessions.submit(session.id)
+    outcome = report.katas[0]
+    assert (outcome.public.verdict, outcome.hidden.verdict, outcome.verdict) == ("pass", "pass", "fail")
+    assert outcome.problem == "outputs match, but race-raw at kernel.cu:14"
+    assert [(f.kind, f.where, f.count) for f in outcome.findings] == [("race-raw", "kernel.cu:14", 9)]
+    assert report.passed == 0
+    assert 'data-stage="sanitizer"' in (Path(session.folder) / "report.html").read_text()
