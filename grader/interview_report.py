@@ -120,12 +120,12 @@ def render_terminal(report: InterviewReport, console=None) -> None:
     title = (f"Interview {report.session_id} · {report.passed}/{len(report.katas)} passed · "
              f"{format_duration(report.time_used_s)} of {report.minutes} min · {report.backend}")
     table = Table(title=title, title_justify="left", show_lines=False)
-    for column in ("kata", "public", "hidden", "findings", "perf / memory", "time", "attempts",
+    for column in ("kata", "verdict", "public", "hidden", "findings", "perf / memory", "time", "attempts",
                    "hints"):
         table.add_column(column)
     for k in report.katas:
         table.add_row(
-            k.kata,
+            k.kata, f"[{VERDICT_STYLE[k.verdict]}]{k.verdict}[/]",
             f"[{VERDICT_STYLE[k.public.verdict]}]{k.public.verdict}[/] ({k.public.cases})",
             f"[{VERDICT_STYLE[k.hidden.verdict]}]{k.hidden.verdict}[/] ({k.hidden.cases})",
             str(len(k.findings)) if k.findings else "none",

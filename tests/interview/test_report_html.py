@@ -74,6 +74,8 @@ def test_chromium_renders_the_verdicts(tmp_path, chromium):
     dom = chromium("--dump-dom", page.as_uri())
     cells = dict(re.findall(r'<tr data-kata="(\w+)">.*?data-stage="hidden">(\w+)</td>', dom, re.S))
     assert cells == {"reduce": "pass", "scan": "fail"}
+    overall = dict(re.findall(r'<tr data-kata="(\w+)">.*?data-stage="verdict">(\w+)</td>', dom, re.S))
+    assert overall == {"reduce": "pass", "scan": "fail"}
     assert '<span id="score">1/2 katas passed</span>' in dom
     assert "fails for n = 1025: out[1024] = 7, expected 9" in dom
     shot = tmp_path / "report.png"
