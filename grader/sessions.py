@@ -32,7 +32,8 @@ class PublicGrade:
     kata: str  # kata id
     report: object  # grader.pipeline.GradeReport of the public tests
     attempt: int  # 1-based attempt number on this kata in this session
-    hidden_cases: int  # how many hidden tests wait for the submit (never what they are)
+    hidden_cases: int  # how many adversarial hidden cases wait for the submit (never which)
+    secret_drawn: int  # how many cases the submit draws with the session's secret seed
     left_s: float  # seconds left on the countdown
 
 
@@ -139,7 +140,7 @@ def grade_public(session: Session, kata: str, backend: str = "auto") -> PublicGr
         report = _grade(kata, Path(workspace), backend=backend, hidden=False)
         _, number = record_attempt(store, kata, Path(workspace), report, session_id=session.id,
                                    phase="public")
-    return PublicGrade(kata, report, number, _hidden_case_count(kata),
+    return PublicGrade(kata, report, number, _hidden_case_count(kata), _drawn_case_count(),
                        session.deadline - time.time())
 
 
@@ -269,6 +270,12 @@ def _hidden_case_count(kata_id: str) -> int:
     from grader import catalog
 
     return len(catalog.load(kata_id).hidden)
+
+
+def _drawn_case_count() -> int:
+    from grader import cases
+
+    return cases.DEFAULT_EXAMPLES
 
 
 def _grade(kata_id: str, folder: Path, *, backend: str, hidden: bool, seed: int | None = None):

@@ -135,8 +135,9 @@ def grade(kata: str | None, backend: str) -> None:
     # The pipeline's own rendering, so an interview grade reads the same as `kata grade`.
     report_view.render(result.report, _console(),
                        extra=f"attempt {result.attempt} · {_duration(result.left_s)} left · "
-                             f"{result.hidden_cases} hidden adversarial tests plus cases drawn "
-                             "with a secret seed run at `kata interview submit`")
+                             f"{result.hidden_cases} hidden adversarial cases and "
+                             f"{result.secret_drawn} drawn with a secret seed run at "
+                             "`kata interview submit`")
     raise SystemExit(0 if result.report.verdict == "pass" else 1)
 
 

@@ -37,7 +37,7 @@ def test_a_scripted_interview_on_the_cpu_backend(home, tmp_path, chromium_or_non
 
     failing = _kata(runner, "interview", "grade", "--backend", "cpu")
     assert failing.exit_code == 1, failing.output
-    assert "attempt 1" in failing.output and "3 hidden adversarial tests" in failing.output
+    assert "attempt 1" in failing.output and "3 hidden adversarial cases" in failing.output
 
     hint = _kata(runner, "hint")
     assert hint.exit_code == 0, hint.output

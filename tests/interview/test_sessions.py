@@ -104,7 +104,7 @@ def test_cli_start_grade_status_submit(fake_pipeline, tmp_path):
     assert again.exit_code == 2 and "still running" in again.output
     os.chdir(tmp_path / "iv" / "reduce")
     graded = runner.invoke(cli, ["interview", "grade"])
-    assert graded.exit_code == 1 and "3 hidden adversarial tests" in graded.output
+    assert graded.exit_code == 1 and "3 hidden adversarial cases and 12 drawn" in graded.output
     status = runner.invoke(cli, ["interview", "status"])
     assert "reduce" in status.output and "1 attempt ·" in status.output and "left" in status.output
     submitted = runner.invoke(cli, ["interview", "submit", "--yes"])
@@ -206,3 +206,20 @@ def test_a_sanitizer_finding_fails_the_kata_though_every_output_matched(fake_pip
     assert [(f.kind, f.where, f.count) for f in outcome.findings] == [("race-raw", "kernel.cu:14", 9)]
     assert report.passed == 0
     assert 'data-stage="sanitizer"' in (Path(session.folder) / "report.html").read_text()
+
+
+def test_several_katas_need_a_name_outside_their_workspaces(fake_pipeline, tmp_path):
+    runner = CliRunner()
+    started = runner.invoke(cli, ["interview", "start", "--katas", "reduce,scan",
+                                  "--dir", str(tmp_path / "iv")])
+    assert started.exit_code == 0, started.output
+    os.chdir(tmp_path / "iv")
+    ambiguous = runner.invoke(cli, ["interview", "grade"])
+    assert ambiguous.exit_code == 2 and "several katas (reduce, scan)" in ambiguous.output
+    named = runner.invoke(cli, ["interview", "grade", "scan"])
+    assert named.exit_code == 1 and "attempt 1" in named.output
+    os.chdir(tmp_path / "iv" / "reduce")
+    here = runner.invoke(cli, ["interview", "grade"])
+    assert here.exit_code == 1 and "reduce" in here.output
+    wrong = runner.invoke(cli, ["interview", "grade", "matmul"])
+    assert wrong.exit_code == 2 and "not part of session" in wrong.output
