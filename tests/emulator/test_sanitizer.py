@@ -232,6 +232,9 @@ SRC = {  # name -> kernel body template
         " if (threadIdx.x == 0) {\n  volatile int* f = flag;\n  while (*f == 0) { } // expect: watchdog\n }\n"
         " out[threadIdx.x] = x[threadIdx.x];\n"
     ),
+    "trap": (
+        " if (x[threadIdx.x] > {LIMIT}) __trap(); // expect: trap\n out[threadIdx.x] = x[threadIdx.x];\n"
+    ),
 }
 FILL = {  # (provoking, correct) substitutions for each template
     "race-raw": ({"{SYNC}": ""}, {"{SYNC}": " __syncthreads();\n"}),
@@ -247,6 +250,7 @@ FILL = {  # (provoking, correct) substitutions for each template
     "barrier-after-exit": ({}, {}),
     "deadlock": ({"{MASK}": "0xffffffff"}, {"{MASK}": "0x0000ffff"}),
     "watchdog": ({}, {}),
+    "trap": ({"{LIMIT}": "1.0f"}, {"{LIMIT}": "3.0f"}),
 }
 
 
@@ -310,3 +314,9 @@ def test_correct_twin_is_clean(name):
     res = _launch(_source(name, fix=True), **FIXED_ARGS.get(name, {}))
     assert [(f.kind, f.line, f.message) for f in res.findings] == []
     assert not res.stopped
+
+
+def test_every_finding_kind_has_a_provoking_kernel():
+    from harness.emulator.findings import KINDS
+
+    assert {_expected(_source(name, fix=False))[0] for name in SRC} == set(KINDS)
