@@ -178,3 +178,29 @@ def test_strided_copy_touches_32_sectors_per_request():
     t = c.per_line[_line_of(src, "out[t] = in[r * cols + c];")]
     assert t.sectors_per_load_request == 32.0 and t.sectors_per_store_request == 4.0
     assert c.total.branch_efficiency == 1.0 and c.mix.get("ld.global", 0) > 0
+
+
+@pytest.mark.parametrize("case", ["reduce_tree-3000", "matmul_tiled-(17, 33, 5)", "histogram_shared-(5000, 256, 'zipf')",
+                                  "spmv_warp-(300, 100, 'power')", "transpose-(70, 45)", "reduce_float4_double-4099",
+                                  "half_axpy-1001", "scan_lookback-3000"])
+def test_numba_and_numpy_passes_count_the_same(case, path, monkeypatch):
+    if path == "numpy":
+        pytest.skip("compares both paths itself")
+    import sys
+    import zlib
+
+    sys.path.insert(0, str(ZOO))
+    import test_zoo  # noqa: F401  (registers the cases)
+    import _zoo
+
+    name, size = case.split("-", 1)
+    source, sizes, fn, options = _zoo.CASES[name]
+    size = next(s for s in sizes if str(s) == size)
+    totals = []
+    for numpy_only in (False, True):
+        if numpy_only:
+            monkeypatch.setattr(counters_module, "_warp_costs", None)
+        dev = _zoo.Device(source, **options)
+        fn(dev, size, np.random.default_rng(zlib.crc32(case.encode())))
+        totals.append([r.counters.to_dict() for r in dev.results])
+    assert totals[0] == totals[1]
