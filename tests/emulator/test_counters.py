@@ -5,7 +5,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
-from _observer_shim import Inst
+from _inst import Inst
 
 from harness.emulator import counters as counters_module
 from harness.emulator.counters import _FIELDS, Counters, Tally, family

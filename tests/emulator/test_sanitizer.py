@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from _observer_shim import Inst
+from _inst import Inst
 
 from harness.emulator import sanitizer as sanitizer_module
 from harness.emulator.sanitizer import Sanitizer
