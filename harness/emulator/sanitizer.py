@@ -25,6 +25,7 @@ from .findings import Finding
 from .observer import Observer
 
 _WORD = 4  # shadow granularity: one 4-byte shared word, the bank width
+_MAX_SHARED = 256 * 1024  # more than any block's window (227 KB on an H200): the shadow's bound
 
 
 def _coords(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -249,18 +250,19 @@ class Sanitizer(Observer):
         s = self._slots(blocks)
         t = np.asarray(tids, np.int64)
         nw = max(1, (int(size) + _WORD - 1) // _WORD)
+        addrs = np.asarray(addrs, np.uint64)
+        if int(addrs.max()) >= _MAX_SHARED:  # wild offsets are the engine's out-of-bounds finding
+            keep = addrs < _MAX_SHARED
+            s, t, addrs = s[keep], t[keep], addrs[keep]
+            if addrs.size == 0:
+                return
         if self.jit and _lane_loop is not None:
-            self._jit_access(inst, op, s, t, np.asarray(addrs, np.uint64), nw)
+            self._jit_access(inst, op, s, t, addrs, nw)
             return
-        w = np.asarray(addrs, np.int64) // _WORD
+        w = addrs.astype(np.int64) // _WORD
         if nw > 1:  # a vector access covers several words; each is checked on its own
             w = (w[:, None] + np.arange(nw)).ravel()
             s, t = np.repeat(s, nw), np.repeat(t, nw)
-        if w.min() < 0:
-            keep = w >= 0  # negative offsets are the engine's out-of-bounds finding, not ours
-            s, t, w = s[keep], t[keep], w[keep]
-        if w.size == 0:
-            return
         top = int(w.max()) + 1
         if top > self._cap[1]:
             self._grow(self._cap[0], max(top, 2 * self._cap[1]))
