@@ -12,8 +12,9 @@ Two accesses are ordered when a barrier of their block completed between them (t
 moved on), or, for lanes of one warp, when both lanes took part in a warp-level sync after the
 first access (since Volta a warp's lanes are scheduled independently, so warp-synchronous code
 without __syncwarp is a race). Atomics never race with atomics; a plain access racing an atomic
-one is reported. Everything is numpy over the lanes of one issued group, which may span warps and
-blocks.
+one is reported. The checks of one access run over all lanes of the issued group (which may span
+warps and blocks) as one numba pass when numba is installed, else as numpy passes with the same
+rules; the tests run both.
 """
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
                     r2_who[f] = packed
                     r2_when[f] = stamp
                 continue
-            for slot in range(2):  # the two reader slots, written out to stay in registers
+            for slot in range(2):  # the two reader slots, inline: a jitted call per lane costs more
                 r = r1_who[f] if slot == 0 else r2_who[f]
                 c = r & 0xFFFF
                 if c == 0 or c == ti + 1 or (r >> 32) != ep:
@@ -158,7 +159,9 @@ class Sanitizer(Observer):
         tpb = self._block[0] * self._block[1] * self._block[2]
         self._wpb = (tpb + 31) // 32
         self._found = {}
-        self._slot_of = np.full(self._grid[0] * self._grid[1] * self._grid[2], -1, np.int64)
+        # linear block id -> shadow row; grown on demand, since a huge grid is run a few
+        # resident blocks at a time and must not cost memory per block up front
+        self._slot_of = np.full(min(self._grid[0] * self._grid[1] * self._grid[2], 4096), -1, np.int64)
         self._free: list[int] = []
         self._nslots = 0
         self._cap = (0, 0)
@@ -181,8 +184,16 @@ class Sanitizer(Observer):
             setattr(self, name, new)
         self._cap = (slots, words)
 
+    def _cover(self, blocks: np.ndarray) -> None:
+        top = int(blocks.max()) + 1 if blocks.size else 0
+        if top > self._slot_of.size:
+            grown = np.full(max(top, 2 * self._slot_of.size), -1, np.int64)
+            grown[: self._slot_of.size] = self._slot_of
+            self._slot_of = grown
+
     def on_block_start(self, blocks) -> None:
         blocks = np.asarray(blocks, np.int64)
+        self._cover(blocks)
         fresh = blocks[self._slot_of[blocks] < 0]
         if fresh.size:
             self._assign(np.unique(fresh))
@@ -210,6 +221,7 @@ class Sanitizer(Observer):
 
     def _slots(self, blocks) -> np.ndarray:
         blocks = np.asarray(blocks, np.int64)
+        self._cover(blocks)
         slots = self._slot_of[blocks]
         if (slots < 0).any():  # an engine that skipped on_block_start still gets checked
             self._assign(np.unique(blocks[slots < 0]))
@@ -218,6 +230,7 @@ class Sanitizer(Observer):
 
     def on_block_end(self, blocks) -> None:
         blocks = np.unique(np.asarray(blocks, np.int64))
+        self._cover(blocks)
         slots = self._slot_of[blocks]
         self._free.extend(int(s) for s in slots[slots >= 0])
         self._slot_of[blocks] = -1

@@ -327,3 +327,14 @@ def test_wild_offsets_are_left_to_the_engine():
     _acc(s, W, 3, [0, 1], [1 << 40, 4])  # the engine reports the first lane as out-of-bounds
     _acc(s, R, 4, [1], [4])
     assert s.findings == []
+
+
+def test_huge_grids_cost_memory_only_for_resident_blocks():
+    s = Sanitizer()
+    s.on_kernel_start("k", (2**31 - 1, 65535, 1), (32, 1, 1), 0)
+    far = np.array([100_000])  # blocks start in order: ids seen grow with the work done
+    s.on_block_start(far)
+    _acc(s, W, 3, np.arange(32), np.arange(32) * 4, blocks=far)
+    _acc(s, R, 4, np.arange(32), (np.arange(32) ^ 1) * 4, blocks=far)
+    [f] = s.findings
+    assert f.kind == "race-raw" and s._slot_of.size <= 2**18
