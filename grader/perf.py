@@ -19,6 +19,7 @@ from grader import score as _score
 from grader.bench_inputs import bench_data
 from grader.occupancy import OccupancyResult, occupancy_table
 from harness import timing
+from harness.isolation import poison_byte
 
 #: seeds of bench inputs are offset from the correctness seed so the timed inputs are fresh
 BENCH_SEED_OFFSET = 0x5EED_BE4C
@@ -102,7 +103,7 @@ class _Case:
             if name in self.pristine:
                 self.backend.copy(buf, self.pristine[name])
             else:
-                self.backend.memset(buf, 0xFF)
+                self.backend.memset(buf, poison_byte(buf.dtype))  # the correctness stage's poison
 
     def outputs(self) -> dict:
         return {name: self.backend.download(buf) for name, buf in self.outs.items()}

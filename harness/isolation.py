@@ -17,6 +17,18 @@ from harness.plan import LaunchRecord
 
 _STARTUP_S = 120.0  # importing numpy, the emulator (and numba) on a loaded 2-core machine
 _OUTPUT_LIMIT = 4000  # characters of launch.py's prints kept for the report
+# Outputs are filled with this before every run so an element the kernel never writes fails the
+# check. 0xFF bytes are NaN for floats but -1 for signed integers, a value correct kernels write
+# on purpose (BFS's "unreachable", "not found"), so integers get 0xA5 bytes (-1515870811 as int32).
+POISON_INT_BYTE = 0xA5
+POISON_FLOAT_BYTE = 0xFF
+
+
+def poison_byte(dtype) -> int:
+    """The byte an output buffer of `dtype` is filled with before a run (cudaMemset-style)."""
+    import numpy as np
+
+    return POISON_FLOAT_BYTE if np.dtype(dtype).kind in "fc" else POISON_INT_BYTE
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.isolation import _OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec
+from harness.isolation import _OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec, poison_byte
 from harness.plan import LaunchError, Plan
 
 #: code below the launch plan: an exception raised in these is ours, not the learner's
@@ -110,10 +110,11 @@ def _launch_py_problem(exc: BaseException, path: str) -> Problem:
 
 
 def _poison(array_dtype: np.dtype, count: int) -> np.ndarray:
-    # NaN for floats (fails any comparison), all-ones bytes for integers: unwritten outputs fail.
+    # NaN for floats (fails any comparison); for integers a byte pattern no correct kernel writes
+    # on purpose (see isolation.POISON_INT_BYTE): unwritten outputs fail.
     if array_dtype.kind in "fc":
         return np.full(count, np.nan, array_dtype)
-    return np.full(count * array_dtype.itemsize, 0xFF, np.uint8).view(array_dtype)
+    return np.full(count * array_dtype.itemsize, poison_byte(array_dtype), np.uint8).view(array_dtype)
 
 
 def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
