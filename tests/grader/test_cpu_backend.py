@@ -51,3 +51,12 @@ def test_a_hang_becomes_a_watchdog_finding(ptx, tmp_path):
     flag = backend.upload(np.zeros(1, np.int32))
     Plan(backend, tmp_path / "launch.py").launch("spin", grid=1, block=32, args=(flag,))
     assert backend.stopped and [f.kind for f in backend.findings] == ["watchdog"]
+
+
+def test_a_negative_int_reaches_the_kernel_as_the_learner_wrote_it(tmp_path):
+    source = 'extern "C" __global__ void put(float* y, int a, long long b) { y[0] = a; y[1] = (float)b; }'
+    backend = CpuBackend()
+    backend.load(compile(source, "kernel.cu").ptx, None, "kernel.cu")
+    y = backend.upload(np.zeros(2, np.float32))
+    Plan(backend, tmp_path / "launch.py").launch("put", grid=1, block=1, args=(y, -3, -(2**40)))
+    assert backend.download(y).tolist() == [-3.0, -(2.0**40)]

@@ -117,3 +117,44 @@ def test_temporaries_memset_read_and_views(tmp_path, ptx):
     run_plan(tmp_path, ptx, body)
     assert "outside a buffer" in error_of(tmp_path, ptx, 't = gpu.zeros(4)\ngpu.read(t, 4)').message
     assert "0..255" in error_of(tmp_path, ptx, 't = gpu.zeros(4)\ngpu.memset(t, 256)').message
+
+
+SIGNED = '''extern "C" __global__ void shift(float* y, int a, long long b, unsigned short c) { y[0] = a + b + c; }'''
+
+
+def launched_args(tmp_path, *values):
+    """The scalars the backend receives for shift(y, a, b, c), or the LaunchError."""
+    (tmp_path / "launch.py").write_text("def launch(gpu, y, a, b, c):\n"
+                                        "    gpu.launch('shift', grid=1, block=1, args=(y, a, b, c))\n")
+    backend = FakeBackend()
+    backend.load(compile(SIGNED, "kernel.cu").ptx, None, "kernel.cu")
+    seen = []
+    backend.launch = lambda name, grid, block, shared, args: seen.append(args)
+    namespace = {}
+    exec(compile_py(tmp_path / "launch.py"), namespace)
+    namespace["launch"](Plan(backend, tmp_path / "launch.py"), backend.alloc(1, "float32"), *values)
+    return seen[0][1:]
+
+
+def test_negative_ints_pass_as_their_bit_pattern(tmp_path):
+    # NVRTC declares `int` as .u32 and `long long` as .u64: the signedness lives in the instructions.
+    a, b, c = launched_args(tmp_path, -3, -(2**63), 65535)
+    assert (a.dtype, int(a)) == (np.uint32, 2**32 - 3)
+    assert (b.dtype, int(b)) == (np.uint64, 2**63)
+    assert int(np.array(a).view(np.int32)) == -3 and int(c) == 65535
+    a, b, _ = launched_args(tmp_path, 2**32 - 1, np.int64(-1), 0)
+    assert int(a) == 2**32 - 1 and int(b) == 2**64 - 1
+
+
+@pytest.mark.parametrize("values, message", [
+    ((-(2**31) - 1, 0, 0), "argument 2 of shift (PTX u32): -2147483649 does not fit in 32 bits"),
+    ((2**32, 0, 0), "4294967296 does not fit in 32 bits"),
+    ((0, 2**64, 0), "does not fit in 64 bits"),
+    ((0, 0, -(2**15) - 1), "does not fit in 16 bits"),
+    ((-3.0, 0, 0), "is an integer but launch.py passed the float -3.0"),
+])
+def test_ints_that_fit_no_width_and_floats_are_refused_at_the_line(tmp_path, values, message):
+    with pytest.raises(LaunchError) as info:
+        launched_args(tmp_path, *values)
+    assert message in info.value.message
+    assert (info.value.file, info.value.line) == ("launch.py", 2) and "gpu.launch" in info.value.source
