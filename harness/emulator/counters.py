@@ -382,14 +382,26 @@ class Counters(Observer):
                 for pc in sorted(self._rows)]
 
     @property
-    def per_line(self) -> dict[int | None, Tally]:
-        """Counters summed over the instructions of each source line."""
+    def per_location(self) -> dict[tuple[str | None, int | None], Tally]:
+        """Counters summed over the instructions of each (file, line), every file included."""
         sums: dict[tuple, np.ndarray] = {}
         for pc, row in self._rows.items():
             key = self._meta[pc][1:]
             sums[key] = sums.get(key, 0) + row
-        return {line: _tally(file, line, row) for (file, line), row in
-                sorted(sums.items(), key=lambda kv: (kv[0][1] is None, kv[0][1] or 0))}
+        return {key: _tally(key[0], key[1], row) for key, row in
+                sorted(sums.items(), key=lambda kv: (kv[0][1] is None, kv[0][1] or 0, str(kv[0][0])))}
+
+    @property
+    def per_line(self) -> dict[int | None, Tally]:
+        """Counters per line of the kernel's own file (the file most instructions come from).
+        Lines of other files (a header's inlined code, if the PTX names one) are left out here,
+        so two files' line numbers never merge; `total` and `per_location` still count them."""
+        where = self.per_location
+        weight: dict[str | None, int] = {}
+        for (file, _), t in where.items():
+            weight[file] = weight.get(file, 0) + t.instructions
+        own = max(weight, key=weight.get) if weight else None
+        return {line: t for (file, line), t in where.items() if file == own}
 
     @property
     def total(self) -> Tally:
@@ -407,5 +419,5 @@ class Counters(Observer):
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "total": self.total.to_dict(), "mix": self.mix,
-                "per_line": [t.to_dict() for t in self.per_line.values()]}
+                "per_line": [t.to_dict() for t in self.per_location.values()]}
 

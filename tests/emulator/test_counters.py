@@ -204,3 +204,13 @@ def test_numba_and_numpy_passes_count_the_same(case, path, monkeypatch):
         fn(dev, size, np.random.default_rng(zlib.crc32(case.encode())))
         totals.append([r.counters.to_dict() for r in dev.results])
     assert totals[0] == totals[1]
+
+
+def test_lines_of_another_file_never_merge_with_the_kernels_lines():
+    c = _ctr()
+    lanes, blocks = np.arange(64), np.zeros(64, np.int64)
+    for pc, file in ((1, "kernel.cu"), (2, "kernel.cu"), (3, "cuda_fp16.hpp")):
+        c.on_issue(Inst("add.f32", pc, file, 12), blocks, lanes)
+    assert c.per_line[12].instructions == 4 and c.per_line[12].file == "kernel.cu"
+    assert c.per_location[("cuda_fp16.hpp", 12)].instructions == 2
+    assert c.total.instructions == 6 and len(c.to_dict()["per_line"]) == 2
