@@ -62,6 +62,7 @@ class Plan:
         self._backend = backend
         self._launch_file = str(Path(launch_file).resolve())
         self.launches: list[LaunchRecord] = []  # every launch of this run, for the report
+        self._is_launch_file: dict[str, bool] = {}  # code object file name -> is it launch.py?
 
     # -- facts ---------------------------------------------------------------------------------
     @property
@@ -116,7 +117,7 @@ class Plan:
             shown = block3[0] if block3[1:] == (1, 1) else block3
             raise self._error(f"block {shown} has {threads} threads; a block may have at most {limit}",
                               "use 1024 threads or fewer per block and more blocks in the grid")
-        self._dims(block, "block", MAX_BLOCK)
+        self._limits(block3, "block", MAX_BLOCK)
         if isinstance(shared, bool) or not isinstance(shared, (int, np.integer)) or shared < 0:
             raise self._error(f"shared must be a number of bytes (int >= 0), got {shared!r}")
         max_shared = self.device.max_shared_per_block_optin
@@ -127,7 +128,8 @@ class Plan:
         if not isinstance(args, (tuple, list)):
             args = (args,)
         converted = self._args(name, list(args), params)
-        self.launches.append(LaunchRecord(name, grid3, block3, int(shared), self._caller()[1]))
+        frame = self._launch_frame()
+        self.launches.append(LaunchRecord(name, grid3, block3, int(shared), frame.f_lineno if frame else None))
         self._backend.launch(name, grid3, block3, int(shared), converted)
 
     # -- checks --------------------------------------------------------------------------------
@@ -171,19 +173,25 @@ class Plan:
         return out
 
     def _dims(self, value, what: str, limits) -> tuple[int, int, int]:
-        dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-        if not 1 <= len(dims) <= 3:
-            raise self._error(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
-        for d in dims:
-            if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-                raise self._error(f"{what} {value!r} must hold ints, not {type(d).__name__}",
-                                  "use gpu.cdiv(n, threads) for a whole number of blocks")
-        dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+        if type(value) is int:  # the common `block=256`: skip the general parsing (runs per launch)
+            dims = (value, 1, 1)
+        else:
+            dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+            if not 1 <= len(dims) <= 3:
+                raise self._error(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+            for d in dims:
+                if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+                    raise self._error(f"{what} {value!r} must hold ints, not {type(d).__name__}",
+                                      "use gpu.cdiv(n, threads) for a whole number of blocks")
+            dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+        self._limits(dims, what, limits)
+        return dims
+
+    def _limits(self, dims: tuple[int, int, int], what: str, limits) -> None:
         for axis, d, top in zip("xyz", dims, limits or (2**31 - 1,) * 3):
             if not 1 <= d <= top:
                 raise self._error(f"{what}.{axis} = {d} is outside 1..{top}",
                                   "a launch with an empty grid or block does nothing on a GPU: check the arithmetic")
-        return dims
 
     def _count(self, count, what: str) -> int:
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
@@ -200,19 +208,34 @@ class Plan:
         if not isinstance(buf, Buffer):
             raise self._error(f"{what} needs a device buffer, got {type(buf).__name__}")
 
-    def _caller(self) -> tuple[str | None, int | None, str | None]:
-        """launch.py's innermost frame on the stack: the line the learner wrote."""
+    def _launch_frame(self):
+        """launch.py's innermost frame on the stack, or None. Runs on every launch, so it compares
+        code objects' file names as given and resolves each distinct name once per plan."""
         frame = sys._getframe(1)
+        known = self._is_launch_file
         while frame is not None:
-            if str(Path(frame.f_code.co_filename).resolve()) == self._launch_file:
-                line = frame.f_lineno
-                try:
-                    source = Path(self._launch_file).read_text().splitlines()[line - 1].strip()
-                except (OSError, IndexError):
-                    source = None
-                return Path(self._launch_file).name, line, source
+            name = frame.f_code.co_filename
+            mine = known.get(name)
+            if mine is None:
+                mine = known[name] = str(Path(name).resolve()) == self._launch_file
+            if mine:
+                return frame
             frame = frame.f_back
-        return Path(self._launch_file).name, None, None
+        return None
+
+    def _caller(self) -> tuple[str | None, int | None, str | None]:
+        """(file name, line, source text) of the line the learner wrote; only errors pay for the
+        file read."""
+        frame = self._launch_frame()
+        name = Path(self._launch_file).name
+        if frame is None:
+            return name, None, None
+        line = frame.f_lineno
+        try:
+            source = Path(self._launch_file).read_text().splitlines()[line - 1].strip()
+        except (OSError, IndexError):
+            source = None
+        return name, line, source
 
     def _error(self, message: str, hint: str | None = None) -> LaunchError:
         file, line, source = self._caller()

@@ -158,3 +158,22 @@ def test_ints_that_fit_no_width_and_floats_are_refused_at_the_line(tmp_path, val
         launched_args(tmp_path, *values)
     assert message in info.value.message
     assert (info.value.file, info.value.line) == ("launch.py", 2) and "gpu.launch" in info.value.source
+
+
+def test_a_valid_launch_neither_reads_launch_py_nor_resolves_paths_each_time(tmp_path, ptx, monkeypatch):
+    # Multi-launch plans (BFS: one launch per level) are timed on the GPU: the line lookup must be cheap.
+    import pathlib
+
+    calls = {"read_text": 0, "resolve": 0}
+    for method in calls:
+        real = getattr(pathlib.Path, method)
+
+        def counting(self, *a, _real=real, _name=method, **k):
+            calls[_name] += 1
+            return _real(self, *a, **k)
+        monkeypatch.setattr(pathlib.Path, method, counting)
+    plan, _, _ = run_plan(tmp_path, ptx, 'for _ in range(50):\n'
+                                         '    gpu.launch("reduce", grid=1, block=32, args=(x, out, n))')
+    launch_reads = calls["read_text"] - 1  # run_plan reads launch.py once to exec it
+    assert len(plan.launches) == 50 and {r.line for r in plan.launches} == {3}
+    assert launch_reads == 0 and calls["resolve"] < 10, calls
