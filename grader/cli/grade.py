@@ -54,14 +54,28 @@ def list_katas() -> None:
     except Exception as exc:  # the store is optional for listing; say why it is missing
         _console(err=True).print(f"(progress unavailable: {exc})", style="dim")
     table = Table(box=None, pad_edge=False)
-    for col in ("id", "level", "title", "progress"):
+    for col in ("id", "level", "title", "progress", "best score"):
         table.add_column(col)
     for k in katas:
-        row = progress.get(k.id)
-        state = getattr(row, "state", "") if row is not None else ""
-        table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state)
+        state, best = _progress_cells(progress.get(k.id))
+        table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state, best)
     _console().print(table)
     _console().print("start one with `kata start ID`", style="dim")
+
+
+_STATE_STYLE = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
+
+
+def _progress_cells(row) -> tuple[str, str]:
+    """(state, best score) cells of `kata list`; a pass on the CPU emulator has no score."""
+    if row is None:
+        return "", ""
+    state = f"[{_STATE_STYLE.get(row.state, '')}]{row.state}[/]" if row.state in _STATE_STYLE else row.state
+    if row.best_score is not None:
+        best = f"{row.best_score:.2f}"
+    else:
+        best = "-" if row.state != "passing" else "- (no GPU grade yet)"
+    return state, best
 
 
 @click.command("start")

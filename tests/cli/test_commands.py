@@ -41,6 +41,23 @@ def test_list(kata):
     assert r.exit_code == 0 and "reduce" in r.output and "Sum reduction" in r.output
 
 
+def test_list_shows_progress_and_best_score(kata, tmp_path):
+    from grader.store import Store
+
+    with Store() as store:
+        for kata_id, verdict, score in (("reduce", "fail", None), ("reduce", "pass", 0.61),
+                                        ("reduce", "pass", 0.734), ("bfs", "fail", None),
+                                        ("matmul", "pass", None)):
+            store.add_workspace(kata_id, str(tmp_path / kata_id))
+            store.add_attempt(kata_id, str(tmp_path / kata_id), verdict, "gpu", "h", score=score)
+    rows = {line.split()[0]: line for line in kata("list").output.splitlines() if line.strip()}
+    assert "best score" in rows["id"]
+    assert "passing" in rows["reduce"] and rows["reduce"].rstrip().endswith("0.73")
+    assert "failing" in rows["bfs"] and rows["bfs"].rstrip().endswith("-")
+    assert "passing" in rows["matmul"] and "no GPU grade yet" in rows["matmul"]
+    assert "not started" in rows["scan"]
+
+
 def test_start_makes_a_workspace(kata, tmp_path):
     r = kata("start", "reduce")
     assert r.exit_code == 0, r.output
