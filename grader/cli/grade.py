@@ -141,7 +141,8 @@ def hint(folder: Path, kata_id: str | None) -> None:
     kata = catalog.load(kata_id)
     from grader import progress
 
-    got = progress.next_hint(kata.id, list(kata.hints))
+    # The folder, not the cwd, decides whether the hint counts in an interview session.
+    got = progress.next_hint(kata.id, list(kata.hints), workspace=Path(folder))
     if got is None:
         _console().print(f"all {len(kata.hints)} hints for {kata.id} are shown; "
                          f"`kata solution {kata.id} --give-up` shows the solution")

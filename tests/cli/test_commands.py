@@ -207,6 +207,22 @@ def test_hint(kata, ws, monkeypatch):
     assert r.exit_code == 0 and "hint 1/3 for reduce" in r.output
 
 
+def test_hint_for_a_folder_in_an_interview_counts_in_that_session(kata, tmp_path):
+    from grader.sessions import MARKER
+    from grader.store import Store
+
+    (tmp_path / "interview").mkdir()
+    (tmp_path / "interview" / MARKER).write_text('{"session": "s1"}')
+    ws = tmp_path / "interview" / "reduce"
+    ws.mkdir()
+    (ws / ".kata").write_text('kata = "reduce"\n')
+    r = kata("hint", str(ws))  # from the folder above: the cwd is in no session
+    assert r.exit_code == 0 and "hint 1/3 for reduce" in r.output
+    with Store() as store:
+        assert store.hints_taken("reduce", session_id="s1") == 1
+        assert store.hints_taken("reduce") == 0
+
+
 def test_hint_needs_a_kata(kata, tmp_path):
     r = kata("hint", str(tmp_path))
     assert r.exit_code == 2 and "--kata ID" in r.output
