@@ -31,13 +31,18 @@ def _sel(idx: np.ndarray):
     return slice(a, a + n) if int(idx[n - 1]) - a == n - 1 else idx
 
 
-def _merge(a: np.ndarray | None, b: np.ndarray, n: int = 0) -> np.ndarray:
+def _merge(a: np.ndarray | None, b: np.ndarray, every: np.ndarray) -> np.ndarray:
+    """The union of two sorted, disjoint lane sets; `every` is arange(N)."""
     if a is None or a.size == 0:
         return b
+    lo, hi = min(int(a[0]), int(b[0])), max(int(a[-1]), int(b[-1]))
+    if a.size + b.size == hi - lo + 1:  # disjoint and filling the range: a view, nothing to sort
+        return every[lo:hi + 1]
     if a[-1] < b[0]:
         return np.concatenate((a, b))
     if b[-1] < a[0]:
         return np.concatenate((b, a))
+    n = every.size
     if 8 * (a.size + b.size) > n:  # interleaved and large: mark and collect beats sorting
         mark = np.zeros(n, bool)
         mark[a] = True
@@ -199,7 +204,7 @@ class Engine(LaunchState):
         if idx.size == 0:
             return
         r = self.runnable
-        r[pc] = _merge(r.get(pc), idx, self.N)
+        r[pc] = _merge(r.get(pc), idx, self.every)
 
     # ---- calls -------------------------------------------------------------------------------
     def _call(self, inst, pc, idx, sel) -> None:
@@ -258,7 +263,7 @@ class Engine(LaunchState):
             inst.run(_sel(idx))  # nothing, or bar.red's block-wide reduction
             self._push(pc + 1, idx)
             return
-        self.bar_waiting[pc] = _merge(self.bar_waiting.get(pc), idx, self.N)
+        self.bar_waiting[pc] = _merge(self.bar_waiting.get(pc), idx, self.every)
         self.arrived[bid] = self.arrived.get(bid, np.zeros(self.R, np.int64)) + np.bincount(
             self.lane_slot[idx], minlength=self.R)
         self._check_barriers(np.unique(self.lane_slot[idx]))
@@ -344,7 +349,7 @@ class Engine(LaunchState):
     def _warp_sync(self, inst, pc, idx) -> None:
         parked = self.ws_waiting.pop(pc, None)
         if parked is not None:
-            idx = _merge(parked, idx, self.N)
+            idx = _merge(parked, idx, self.every)
         maskget = inst.aux
         if parked is None and idx.size == self.N and (
                 maskget is None or bool((maskget(_sel(idx)) == 0xFFFFFFFF).all())):

@@ -55,6 +55,7 @@ class LaunchState:
         self.WPB = (self.T + 31) // 32
         self.NW = R * self.WPB
         lane = np.arange(N, dtype=np.int64)
+        self.every = lane  # every lane index; lane sets that fill a range are views of it
         self.lane_slot = lane // self.T
         self.lane_tid = lane % self.T
         bx, by = self.block[0], self.block[1]
@@ -181,7 +182,7 @@ class LaunchState:
                          (self.ctaid_xyz[1], (blocks // gx) % gy), (self.ctaid_xyz[2], blocks // (gx * gy))):
             arr.reshape(R, T)[slots] = val[:, None]
         if slots.size == R:
-            lanes = np.arange(self.N, dtype=np.int64)
+            lanes = self.every
         else:
             lanes = (slots[:, None] * T + np.arange(T)).ravel()
         self.win.poison_shared(slots)
