@@ -1,5 +1,5 @@
-// kata-expect: wrong-answer
-// Shared memory starts with garbage in every block, and the private bins are counted into without being zeroed first, so every count starts from garbage.
+// kata-expect: uninitialized-read
+// Shared memory starts with garbage in every block; the private bins are counted into without being zeroed first.
 #define THREADS 512
 #define WARPS (THREADS / 32)
 
