@@ -1,47 +1,34 @@
-"""One grade: compile → static resources → correctness → sanitizer and memory (CPU) or performance
-(GPU) → GradeReport. Each stage returns one frozen result; the first failed stage ends the grade.
+"""One grade: compile → static resources → correctness → sanitizer (and memory counters on the CPU)
+→ performance (GPU) → GradeReport. Each stage returns one frozen result; the first failed stage
+ends the grade. The GPU has no sanitizer, so a GPU grade runs that stage, and the rerun that names
+a failure's cause, on kata's CPU emulator (grader/runs.py).
 
 `grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
 so hidden tests and practice grades can never drift apart.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from grader import cases as _cases
 from grader import catalog
-from grader.check import CheckResult, compare
 from grader.errors import EnvironmentProblem, UsageError
-from grader.stages import (CaseFailure, CompileStage, CorrectnessStage, GradeReport, MemoryStage,
-                           ResourceStage, merge_findings)
+from grader.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
+                         sanitizer_stage, where as _where)
+from grader.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.workspace import Submission, locate
 from harness import compiler
-from harness.isolation import ArgValue, Problem, Program, RunSpec, Worker
+from harness.isolation import Program, Worker
 
-SANITIZE_ELEMENTS = 400_000  # the sanitizer run's case is the largest passing one up to this size
 CASE_TIMEOUT_S = 120.0
 CPU_MEMORY_CAP = 8 << 30  # address space of a CPU worker: a runaway allocation ends the worker only
 PERF_TIMEOUT_S = 540.0
-
-# Problems of the run mapped to the reason `kata-expect` names; None: the grader's own fault.
-_PROBLEM_REASON = {"launch-error": "launch-error", "launch-py": "launch-error", "crash": "crash",
-                   "memory": "crash", "timeout": "timeout", "unsupported": None, "internal": None,
-                   "environment": None}
-
-
-@dataclass(frozen=True)
-class CaseOutcome:
-    case: _cases.Case
-    failed: bool
-    reason: str  # "" when passed; else wrong-answer | a finding kind | launch-error | crash | timeout
-    check: CheckResult | None  # None when the run produced no outputs
-    problem: Problem | None
-    findings: tuple  # this run's emulator findings
-    launches: tuple  # LaunchRecords
-    elements: int  # input elements (the case's size)
+#: failures on the GPU whose cause the emulator's sanitizer may name: an out-of-bounds access that
+#: crashed the GPU, a shuffle naming exited lanes that hung it (the emulator's watchdog bounds a rerun)
+_DIAGNOSED = ("wrong-answer", "crash", "timeout")
 
 
 def choose_backend(requested: str) -> tuple[str, str]:
@@ -88,12 +75,18 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     resources = ResourceStage(tuple(compiled.resources.values()), ())
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
     rerun_base = _rerun_command(sub, kata_id, backend)
-    with Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP) as worker:
+    on_gpu = _on_gpu(chosen)
+    with contextlib.ExitStack() as stack:
+        worker = stack.enter_context(Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP))
+        # The sanitizer runs on kata's emulator; a GPU grade starts a CPU worker for it when needed.
+        emulator = stack.enter_context(Worker(dataclasses.replace(program, backend="cpu"), timeout_s=timeout_s,
+                                              memory_bytes=CPU_MEMORY_CAP)) if on_gpu else worker
+        label = EMULATOR_LABEL if on_gpu else "the sanitizer"
         runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
 
         def attempt(c: _cases.Case) -> CaseOutcome:
             data = _cases.materialize(kata, c)
-            outcome, _ = _run_case(kata, worker, data)
+            outcome, _ = run_case(kata, worker, data)
             runs[c.label()] = (data, outcome)
             return outcome
 
@@ -105,45 +98,54 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         correctness = _correctness(search, seed, examples, rerun_base)
         if correctness.failure is not None:
             failure = correctness.failure
-            if failure.reason == "wrong-answer" and chosen != "gpu":
-                failure, findings = _diagnose(kata, worker, runs[search.failure.case.label()][0], failure, findings)
+            if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
+                data = runs[search.failure.case.label()][0]
+                failure, findings = diagnose(kata, emulator, data, failure, findings, label)
                 correctness = dataclasses.replace(correctness, failure=failure)
             verdict = "error" if failure.reason == "" else "fail"
             return GradeReport(**base, verdict=verdict, stage="correctness", headline=failure.headline,
                                reasons=failure.reasons, compile=stage, resources=resources,
                                correctness=correctness, findings=findings)
-        if chosen == "gpu":
-            perf, problem = worker.call("grader.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
-                                        kata_id=kata.id, compiled=compiled, seed=seed)
-            if problem is not None:
-                return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
-                                   stage="performance", headline=f"performance stage: {problem.message}",
-                                   reasons=(_PROBLEM_REASON.get(problem.kind) or "error",), compile=stage,
-                                   resources=resources, correctness=correctness, findings=findings)
-            if perf is not None and not getattr(perf, "ok", True):
-                # e.g. correct on the small cases but wrong at the bench size (index overflow)
-                return GradeReport(**base, verdict="fail", stage="performance",
-                                   headline=f"performance stage: {perf.error}", reasons=("wrong-answer",),
-                                   compile=stage, resources=resources, correctness=correctness,
-                                   findings=findings, performance=perf)
-            summary = getattr(perf, "summary", None)
-            tail = f"; {summary.headline()}" if summary is not None else ""
+        # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
+        memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
+        findings = merge_findings([*findings, *memory.findings])
+        common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
+        errors = [f for f in findings if f.severity == "error"]
+        if errors:
+            first = errors[0]
+            match = "outputs match on the GPU, but the sanitizer (CPU emulator) found" if on_gpu else "outputs match, but"
+            return GradeReport(**base, verdict="fail", stage="sanitizer",
+                               headline=f"{match} {first.kind} at {_where(first)}: {first.message}",
+                               reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
+        if not on_gpu:
             return GradeReport(**base, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
-                               compile=stage, resources=resources, correctness=correctness,
-                               findings=findings, performance=perf)
-        memory = _memory(kata, worker, passed, chosen)
-    findings = merge_findings([*findings, *memory.findings])
-    errors = [f for f in findings if f.severity == "error"]
-    if errors:
-        first = errors[0]
-        return GradeReport(**base, verdict="fail", stage="sanitizer",
-                           headline=f"outputs match, but {first.kind} at {_where(first)}: {first.message}",
-                           reasons=tuple(dict.fromkeys(f.kind for f in errors)), compile=stage,
-                           resources=resources, correctness=correctness, findings=findings, memory=memory)
-    return GradeReport(**base, verdict="pass", stage="done", headline=f"passed {correctness.cases_run} cases",
-                       reasons=(), compile=stage, resources=resources, correctness=correctness,
-                       findings=findings, memory=memory)
+                               headline=f"passed {correctness.cases_run} cases", reasons=(), **common)
+        perf, problem = _performance(worker, kata.id, compiled, seed)
+        if problem is not None:
+            return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
+                               stage="performance", headline=f"performance stage: {problem.message}",
+                               reasons=(PROBLEM_REASON.get(problem.kind) or "error",), **common)
+        if perf is not None and not getattr(perf, "ok", True):
+            # e.g. correct on the small cases but wrong at the bench size (index overflow)
+            return GradeReport(**base, verdict="fail", stage="performance",
+                               headline=f"performance stage: {perf.error}", reasons=("wrong-answer",),
+                               performance=perf, **common)
+        summary = getattr(perf, "summary", None)
+        tail = f"; {summary.headline()}" if summary is not None else ""
+        return GradeReport(**base, verdict="pass", stage="done",
+                           headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                           performance=perf, **common)
+
+
+def _on_gpu(backend: str) -> bool:
+    """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
+    return backend == "gpu"
+
+
+def _performance(worker: Worker, kata_id: str, compiled, seed: int):
+    """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
+    return worker.call("grader.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
+                       kata_id=kata_id, compiled=compiled, seed=seed)
 
 
 # -- stages ------------------------------------------------------------------------------------
@@ -184,30 +186,6 @@ def _check_launch_syntax(path: Path) -> str:
     return ""
 
 
-def _run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, counters=False):
-    """(CaseOutcome, the worker's RunResult) of one case."""
-    args = []
-    for arg in kata.args:
-        if arg.role == "scalar":
-            args.append(ArgValue(arg.name, "scalar", data.scalars[arg.name]))
-        elif arg.role == "out":
-            want = data.expected[arg.name]
-            args.append(ArgValue(arg.name, "out", None, arg.dtype.str, int(want.size)))
-        else:
-            args.append(ArgValue(arg.name, arg.role, data.inputs[arg.name]))
-    result = worker.run(RunSpec(tuple(args), sanitize=sanitize, counters=counters))
-    errors = [f for f in result.findings if f.severity == "error"]
-    if result.problem is not None:
-        reason = _PROBLEM_REASON.get(result.problem.kind)
-        return CaseOutcome(data.case, True, reason or "", None, result.problem, result.findings,
-                           result.launches, data.elements), result
-    params = {**data.case.params, **data.scalars}
-    check = compare(kata, data.inputs, result.outputs, data.expected, params, result.changed_inputs)
-    reason = errors[0].kind if errors else ("" if check.ok else "wrong-answer")
-    return CaseOutcome(data.case, bool(reason), reason, check, None, result.findings, result.launches,
-                       data.elements), result
-
-
 def _correctness(search: _cases.Search, seed: int, examples: int, rerun_base: str) -> CorrectnessStage:
     outcome = search.failure
     failure = None
@@ -245,41 +223,6 @@ def _failure(outcome: CaseOutcome, seed: int, rerun_base: str) -> CaseFailure:
                        rerun=rerun)
 
 
-def _diagnose(kata, worker: Worker, data: _cases.CaseData, failure: CaseFailure, findings):
-    """A wrong answer often has a cause the sanitizer can name (a race, an uninitialised read):
-    run the failing case once more with it on and add what it finds to the failure's reasons."""
-    outcome, _ = _run_case(kata, worker, data, sanitize=True)
-    errors = [f for f in outcome.findings if f.severity == "error"]
-    if not errors:
-        return failure, findings
-    first = errors[0]
-    reasons = tuple(dict.fromkeys([*failure.reasons, *(f.kind for f in errors)]))
-    headline = f"{failure.headline}; the sanitizer found {first.kind} at {_where(first)}"
-    return (dataclasses.replace(failure, reasons=reasons, headline=headline),
-            merge_findings([*findings, *outcome.findings]))
-
-
-def _memory(kata, worker: Worker, passed, backend: str) -> MemoryStage:
-    """Sanitizer and counters on the largest passing case that is small enough to run them on."""
-    if backend != "cpu" and ":" not in backend or not passed:
-        return MemoryStage(None, (), None, "")
-    fits = [p for p in passed if p[1].elements <= SANITIZE_ELEMENTS] or [min(passed, key=lambda p: p[1].elements)]
-    data, _ = max(fits, key=lambda p: p[1].elements)
-    outcome, result = _run_case(kata, worker, data, sanitize=True, counters=True)
-    report = None
-    if result is not None and result.counters is not None:
-        from grader.perf import memory_report
-
-        params = {**data.case.params, **data.scalars}
-        report = memory_report([result.counters], data.case.params, kata.reference.cost(**params))
-    note = ""
-    if outcome.problem is not None:
-        note = f"the sanitizer run failed: {outcome.problem.message}"
-    elif outcome.check is not None and not outcome.check.ok:
-        note = f"with the sanitizer on, {data.case.label()} gave {outcome.check.headline()}"
-    return MemoryStage(dict(data.case.params), tuple(outcome.findings), report, note)
-
-
 def _occupancy(compiled, launches, backend: str) -> tuple:
     try:
         from grader.occupancy import occupancy_table
@@ -295,10 +238,6 @@ def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed:
     from grader.perf import performance_stage
 
     return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed)
-
-
-def _where(finding) -> str:
-    return f"{Path(finding.file).name if finding.file else '?'}:{finding.line if finding.line is not None else '?'}"
 
 
 def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:

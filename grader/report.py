@@ -93,7 +93,9 @@ def _findings(console: Console, report: GradeReport) -> None:
     if not report.findings:
         return
     source = _source_lines(report)
-    console.print("  findings:", style="bold")
+    m = report.memory
+    console.print(f"  findings ({m.label}, case {_case(m.case)}):" if m is not None and m.label and m.case
+                  else "  findings:", style="bold")
     for f in report.findings[:MAX_FINDINGS]:
         where = f"{Path(f.file).name if f.file else '?'}:{f.line if f.line is not None else '?'}"
         count = f" (x{f.count})" if f.count > 1 else ""
@@ -125,15 +127,24 @@ def _resources(console: Console, report: GradeReport) -> None:
     console.print(Padding(table, (0, 0, 0, 4)))
 
 
+def _case(params: dict | None) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in (params or {}).items())
+
+
 def _memory(console: Console, report: GradeReport) -> None:
     m = report.memory
+    if m is not None and m.label and m.report is None:  # a GPU grade's borrowed sanitizer run
+        if m.case is not None and not report.findings:
+            console.print(f"  {m.label}: no findings on case {_case(m.case)}")
+        if m.note:
+            console.print(f"  {m.label}: {m.note}", style="yellow")
+        return
     if m is None or m.report is None:
         if m is not None and m.note:
             console.print(f"  memory: {m.note}", style="yellow")
         return
     rep = m.report
-    case = ", ".join(f"{k} = {v}" for k, v in (m.case or {}).items())
-    console.print(f"  {rep.label}, case {case}:", style="bold")
+    console.print(f"  {rep.label}, case {_case(m.case)}:", style="bold")
     table = Table(box=None, show_header=True, pad_edge=False, show_edge=False)
     table.add_column("counter")
     table.add_column("measured", justify="right")
@@ -204,6 +215,9 @@ def to_dict(report: GradeReport) -> dict:
         "findings": [{"kind": f.kind, "severity": f.severity, "file": Path(f.file).name if f.file else None,
                       "line": f.line, "message": f.message, "count": f.count} for f in report.findings],
         "counters": None if report.memory is None or report.memory.report is None else _plain(report.memory.report),
+        "sanitizer": None if report.memory is None or report.memory.case is None else {
+            "ran_on": "cpu emulator", "label": report.memory.label or "sanitizer",
+            "case": _plain(report.memory.case), "note": report.memory.note or None},
         "performance": _plain(report.performance),
         "notes": list(report.notes),
     }

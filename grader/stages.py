@@ -70,6 +70,7 @@ class MemoryStage:
     findings: tuple  # what the sanitizer found on that run
     report: object  # grader.perf.MemoryReport (None without counters)
     note: str  # why the stage is incomplete, if it is
+    label: str = ""  # "" on the CPU; "sanitizer (CPU emulator)" when a GPU grade borrowed the emulator
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class GradeReport:
     resources: ResourceStage | None = None
     correctness: CorrectnessStage | None = None
     findings: tuple = ()  # harness.emulator Findings, merged by (kind, file, line)
-    memory: MemoryStage | None = None  # CPU only
+    memory: MemoryStage | None = None  # sanitizer and counters (CPU); the emulator's sanitizer only (GPU)
     performance: object = None  # grader.perf.PerformanceResult (GPU only)
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. "launch.py missing: the kata's default plan was used"
 

@@ -159,7 +159,7 @@ def dev() -> None:
 @dev.command("check")
 @click.argument("kata_ids", nargs=-1, metavar="[ID ...]")
 @click.option("--backend", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True,
-              help="cpu proves each wrong kernel's reason with the sanitizer; gpu runs them for real")
+              help="cpu: all on the emulator; gpu: cases on the GPU, the sanitizer on the emulator")
 @handled
 def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     """Test the katas' content: stubs fail, solutions pass, wrong/ kernels fail for their reason."""

@@ -1,0 +1,104 @@
+"""One case run in a worker and checked, and the two runs built on it: the sanitizer stage and the
+rerun that names a wrong answer's cause.
+
+Both sanitizer runs need kata's CPU emulator. On the CPU backend they reuse the grade's worker; on
+the GPU backend (which has no sanitizer) they borrow a CPU worker, so a missing __syncthreads or an
+out-of-bounds read fails `kata grade --backend gpu` as it fails on the CPU, labelled as the
+emulator's finding.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import cases as _cases
+from grader.check import CheckResult, compare
+from grader.stages import CaseFailure, MemoryStage, merge_findings
+from harness.isolation import ArgValue, Problem, RunSpec, Worker
+
+SANITIZE_ELEMENTS = 400_000  # the sanitizer run's case is the largest passing one up to this size
+EMULATOR_LABEL = "sanitizer (CPU emulator)"  # how a GPU grade names what the borrowed emulator found
+
+# Problems of the run mapped to the reason `kata-expect` names; None: the grader's own fault.
+PROBLEM_REASON = {"launch-error": "launch-error", "launch-py": "launch-error", "crash": "crash",
+                  "memory": "crash", "timeout": "timeout", "unsupported": None, "internal": None,
+                  "environment": None}
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    case: _cases.Case
+    failed: bool
+    reason: str  # "" when passed; else wrong-answer | a finding kind | launch-error | crash | timeout
+    check: CheckResult | None  # None when the run produced no outputs
+    problem: Problem | None
+    findings: tuple  # this run's emulator findings
+    launches: tuple  # LaunchRecords
+    elements: int  # input elements (the case's size)
+
+
+def run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, counters=False):
+    """(CaseOutcome, the worker's RunResult) of one case."""
+    args = []
+    for arg in kata.args:
+        if arg.role == "scalar":
+            args.append(ArgValue(arg.name, "scalar", data.scalars[arg.name]))
+        elif arg.role == "out":
+            want = data.expected[arg.name]
+            args.append(ArgValue(arg.name, "out", None, arg.dtype.str, int(want.size)))
+        else:
+            args.append(ArgValue(arg.name, arg.role, data.inputs[arg.name]))
+    result = worker.run(RunSpec(tuple(args), sanitize=sanitize, counters=counters))
+    errors = [f for f in result.findings if f.severity == "error"]
+    if result.problem is not None:
+        reason = PROBLEM_REASON.get(result.problem.kind)
+        return CaseOutcome(data.case, True, reason or "", None, result.problem, result.findings,
+                           result.launches, data.elements), result
+    params = {**data.case.params, **data.scalars}
+    check = compare(kata, data.inputs, result.outputs, data.expected, params, result.changed_inputs)
+    reason = errors[0].kind if errors else ("" if check.ok else "wrong-answer")
+    return CaseOutcome(data.case, bool(reason), reason, check, None, result.findings, result.launches,
+                       data.elements), result
+
+
+def diagnose(kata, emulator: Worker, data: _cases.CaseData, failure: CaseFailure, findings,
+             label: str = "the sanitizer"):
+    """A wrong answer often has a cause the sanitizer can name (a race, an uninitialised read):
+    run the failing case once more on the emulator with it on and add what it finds to the
+    failure's reasons. Returns (failure, findings)."""
+    outcome, _ = run_case(kata, emulator, data, sanitize=True)
+    errors = [f for f in outcome.findings if f.severity == "error"]
+    if not errors:
+        return failure, findings
+    first = errors[0]
+    reasons = tuple(dict.fromkeys([*failure.reasons, *(f.kind for f in errors)]))
+    headline = f"{failure.headline}; {label} found {first.kind} at {where(first)}"
+    return (dataclasses.replace(failure, reasons=reasons, headline=headline),
+            merge_findings([*findings, *outcome.findings]))
+
+
+def sanitizer_stage(kata, emulator: Worker, passed, *, counters: bool = True, label: str = "") -> MemoryStage:
+    """Sanitizer (and counters) on the largest passing case that is small enough to run them on.
+    `passed`: (CaseData, CaseOutcome) pairs of the correctness stage."""
+    if not passed:
+        return MemoryStage(None, (), None, "", label)
+    fits = [p for p in passed if p[1].elements <= SANITIZE_ELEMENTS] or [min(passed, key=lambda p: p[1].elements)]
+    data, _ = max(fits, key=lambda p: p[1].elements)
+    outcome, result = run_case(kata, emulator, data, sanitize=True, counters=counters)
+    report = None
+    if result is not None and result.counters is not None:
+        from grader.perf import memory_report
+
+        params = {**data.case.params, **data.scalars}
+        report = memory_report([result.counters], data.case.params, kata.reference.cost(**params))
+    note = ""
+    if outcome.problem is not None:
+        note = f"the sanitizer run failed: {outcome.problem.message}"
+    elif outcome.check is not None and not outcome.check.ok:
+        note = f"with the sanitizer on, {data.case.label()} gave {outcome.check.headline()}"
+    return MemoryStage(dict(data.case.params), tuple(outcome.findings), report, note, label)
+
+
+def where(finding) -> str:
+    return f"{Path(finding.file).name if finding.file else '?'}:{finding.line if finding.line is not None else '?'}"

@@ -1,0 +1,71 @@
+"""The GPU path of a grade without a GPU: the numpy fake plays the GPU (its answers are right
+whatever kernel.cu says), and the sanitizer runs on kata's real CPU emulator, as on a GPU machine."""
+import json
+import shutil
+
+import pytest
+from rich.console import Console
+
+from conftest import FAKE
+from grader import catalog, pipeline, report
+
+REDUCE = catalog.load("reduce")
+
+
+@pytest.fixture
+def on_gpu(monkeypatch):
+    monkeypatch.setattr(pipeline, "_on_gpu", lambda backend: True)
+    monkeypatch.setattr(pipeline, "_performance", lambda *a, **k: (None, None))
+
+
+def workspace(tmp_path, kernel):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(kernel, ws / "kernel.cu")
+    shutil.copy(REDUCE.solution_dir / "launch.py", ws / "launch.py")
+    return ws
+
+
+def grade(ws):
+    return pipeline.grade("reduce", ws, backend=FAKE, examples=2)
+
+
+def text_of(r):
+    console = Console(record=True, width=200)
+    report.render(r, console)
+    return console.export_text()
+
+
+def test_a_race_the_gpu_hides_fails_on_the_emulators_sanitizer(tmp_path, on_gpu):
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "wrong" / "missing_syncthreads.cu"))
+    assert (r.verdict, r.stage) == ("fail", "sanitizer") and "race-raw" in r.reasons, r.headline
+    assert r.headline.startswith("outputs match on the GPU, but the sanitizer (CPU emulator) found race-raw at kernel.cu:")
+    assert r.memory.label == "sanitizer (CPU emulator)" and r.memory.report is None  # no emulator counters
+    assert "findings (sanitizer (CPU emulator), case n = " in text_of(r)
+    data = json.loads(report.to_json(r))
+    assert data["sanitizer"]["ran_on"] == "cpu emulator" and data["counters"] is None
+
+
+def test_a_clean_kernel_passes_and_says_where_the_sanitizer_ran(tmp_path, on_gpu):
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
+    assert (r.verdict, r.stage) == ("pass", "done"), r.headline
+    assert r.memory.case is not None and r.memory.findings == ()
+    assert "sanitizer (CPU emulator): no findings on case n = " in text_of(r)
+
+
+def test_a_wrong_answer_on_the_gpu_is_diagnosed_on_the_emulator(tmp_path, on_gpu):
+    # The fake "GPU" adds into out without zeroing it: NaN + sum. The emulator names no finding
+    # for that (the launch plan's bug), so the reasons stay wrong-answer only.
+    ws = workspace(tmp_path, REDUCE.solution_dir / "wrong" / "uninitialized_output.cu")
+    shutil.copy(REDUCE.solution_dir / "wrong" / "uninitialized_output.launch.py", ws / "launch.py")
+    r = grade(ws)
+    assert (r.verdict, r.stage, r.reasons) == ("fail", "correctness", ("wrong-answer",)), r.headline
+
+
+def test_a_wrong_answer_on_the_gpu_gets_its_cause_from_the_emulator(tmp_path, on_gpu):
+    ws = workspace(tmp_path, REDUCE.solution_dir / "wrong" / "missing_syncthreads.cu")
+    with open(ws / "kernel.cu", "a") as f:
+        f.write('extern "C" __global__ void mode_wrong() {}\n')  # the fake GPU drops an element
+    r = grade(ws)
+    assert (r.verdict, r.stage) == ("fail", "correctness") and r.reasons[:2] == ("wrong-answer", "race-raw")
+    assert "; sanitizer (CPU emulator) found race-raw at kernel.cu:" in r.headline
