@@ -145,9 +145,12 @@ class Worker:
                 "timeout", f"the run took longer than {self.timeout_s:.0f} s and was stopped "
                 "(an endless loop, or a spin-wait nothing releases)"))
         try:
-            return self._conn.recv()
+            result = self._conn.recv()
         except (EOFError, OSError):
             return RunResult({}, (), problem=self._died())
+        if self.program.backend == "gpu" and result.problem is not None and result.problem.kind == "crash":
+            self._kill()  # a crashed kernel leaves the CUDA context unusable: the next run starts afresh
+        return result
 
     def call(self, target: str, timeout_s: float, **kwargs):
         """Run `module:function`(launch_fn=..., launch_file=..., **kwargs) in the worker (the GPU

@@ -193,4 +193,24 @@ def _classify(exc: Exception, program: Program) -> Problem:
         return Problem("internal", f"the emulator failed: {exc}", detail=traceback.format_exc())
     if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable"):
         return Problem("environment", str(exc))
+    if type(exc).__name__ in ("CUDARuntimeError", "CUDADriverError"):
+        return _cuda_problem(exc, program)
     return _launch_py_problem(exc, program.launch_path)
+
+
+def _cuda_problem(exc: Exception, program: Program) -> Problem:
+    """A CUDA error while the learner's plan ran is the learner's kernel or plan, never ours: kernel
+    errors are asynchronous, so it surfaces at the next copy, launch or synchronize, far below
+    launch.py, where _launch_py_problem would take it for a bug of ours."""
+    text = str(exc)
+    squashed = text.upper().replace("_", "")
+    at = _launch_py_problem(exc, program.launch_path)
+    where = dict(file=at.file, line=at.line, source=at.source) if at.kind == "launch-py" else {}
+    if "OUTOFRESOURCES" in squashed:
+        return Problem("launch-error", f"CUDA refused the launch ({text}): registers per thread times "
+                       "threads per block exceed the SM's register file; use fewer threads per block", **where)
+    if "MEMORYALLOCATION" in squashed or "OUTOFMEMORY" in squashed:
+        return Problem("memory", f"the GPU ran out of memory ({text}): is a buffer size computed from "
+                       "the wrong variable?", **where)
+    return Problem("crash", f"the kernel crashed on the GPU ({text}); the sanitizer names the cause "
+                   "of an out-of-bounds or misaligned access", **where)
