@@ -17,12 +17,13 @@ import time
 
 import numpy as np
 
-from . import ops
+from . import boxes, ops
 from .findings import Finding
 from .lanes import LaunchState
 from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, WARPSYNC
 
 SPIN_LIMIT = 64  # backward branches in a row by one group before another group gets a turn
+BOX_MIN = 1024  # lanes below which a gather is as quick as looking for a box shape
 
 
 def _sel(idx: np.ndarray):
@@ -56,9 +57,14 @@ class Engine(LaunchState):
 
     def run(self) -> tuple[bool, int]:
         ops.ensure_loaded()
+        # Box runs (boxes.py) only without observers: the hooks take 1-D lane arrays.
+        two = boxes.rows_view(self) if self.observer is None else None
+        self.boxed = two is not None
         for inst in self.code_used:
             ops.bind(self, inst)
             inst.gv = self.view(inst.guard, "pred") if inst.guard else None
+            inst.run2 = boxes.bind(two, inst)
+            inst.gv2 = inst.gv.reshape(self.R, self.T) if inst.gv is not None and two is not None else None
         with np.errstate(all="ignore"):
             try:
                 self._loop()
@@ -90,6 +96,7 @@ class Engine(LaunchState):
                 pc = min(runnable)
                 idx = runnable.pop(pc)
                 nxt = min(runnable) if runnable else 1 << 62
+            sel, box = self._lanesel(idx)
             while True:
                 inst = code[pc]
                 self.issued += 1
@@ -97,10 +104,9 @@ class Engine(LaunchState):
                     if self.issued > budget or time.monotonic() > deadline:
                         self._watchdog(inst, idx, self.issued > budget)
                         return
-                sel = _sel(idx)
                 g = inst.gv
                 if g is not None:
-                    m = g[sel]
+                    m = g[sel] if box is None else inst.gv2[box].ravel()
                     k = np.count_nonzero(m)
                     if inst.neg:
                         k = m.size - k
@@ -140,10 +146,11 @@ class Engine(LaunchState):
                             self._execute(inst, pc, sub, _sel(sub), obs)
                             self._push(pc + 1, idx[~m])
                             break
-                        ssel = _sel(sub)
+                        ssel, sbox = self._lanesel(sub)
                         if obs is not None:
                             obs.on_issue(inst, self.lane_block[ssel], self.lane_tid[ssel])
-                        inst.run(ssel)
+                        if sbox is None or inst.run2 is None or inst.run2(sbox):
+                            inst.run(ssel)
                         pc += 1
                         if pc >= nxt:
                             self._push(pc, idx)
@@ -153,7 +160,8 @@ class Engine(LaunchState):
                 if kind == PLAIN:
                     if obs is not None:
                         obs.on_issue(inst, self.lane_block[sel], self.lane_tid[sel])
-                    inst.run(sel)
+                    if box is None or inst.run2 is None or inst.run2(box):
+                        inst.run(sel)
                     pc += 1
                     if pc >= nxt:
                         self._push(pc, idx)
@@ -199,6 +207,14 @@ class Engine(LaunchState):
         elif kind == RET:
             self._ret(inst, idx, sel)
         return True
+
+    def _lanesel(self, idx: np.ndarray):
+        """How run() indexes the lanes idx (a slice when contiguous, else idx) and, when they
+        form a box of slots x tids and box runs are on, the 2-D slice of that box."""
+        sel = _sel(idx)
+        if self.boxed and idx.size >= BOX_MIN and sel is idx:
+            return sel, boxes.box_of(idx, self.T)
+        return sel, None
 
     def _push(self, pc: int, idx: np.ndarray) -> None:
         if idx.size == 0:

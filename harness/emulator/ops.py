@@ -121,7 +121,7 @@ def reg_view(storage: np.ndarray, t: str) -> np.ndarray:
     if want.kind in "iu" or t.startswith("b"):
         return storage.view(SINT[w] if want.kind == "i" else UINT[w])
     if want.kind == "f" and t == "f16" and w == 32:  # .f16 in a 32-bit register: low half
-        return storage.view(np.float16)[::2]
+        return storage.view(np.float16)[..., ::2]  # per lane, also for (R, T) views
     return storage.view(UINT[w])
 
 

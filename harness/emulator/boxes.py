@@ -1,0 +1,162 @@
+"""Lane sets shaped like a rectangle: a run of resident blocks times a run of thread ids.
+
+Divergence in interview kernels is nearly always on the thread id (`if (tid < stride)`), so a
+partial group is usually the same tids in every block: lanes {slot*T + t : s0 <= slot < s1,
+t0 <= t < t1}. Indexing a register with those lanes as an index array costs a gather per read
+and a scatter per write (~3 ns a lane); seen as an (R, T) array the same lanes are the basic
+slice [s0:s1, t0:t1], a strided view (~0.3 ns a lane). So the engine binds every instruction a
+second time against a copy of the launch state whose per-lane arrays are (R, T) views of the same
+memory, and runs it with the 2-D slice when the group is such a box.
+
+Only instructions that touch their own lanes elementwise are bound this way (BOX_OPS); memory
+accesses take the box path only when every lane is in bounds and aligned (else they return
+FALLBACK and the engine runs the 1-D version, which reports the finding). Observers see lanes as
+1-D arrays, so box runs are used only when no observer is attached.
+"""
+from __future__ import annotations
+
+import bisect
+import copy
+
+import numpy as np
+
+from .findings import UnsupportedPTX
+from .memory import GLOBAL_BASE
+from .ops import BUILDERS, NP, PLAIN, get, put, types_of
+from .ops_mem import address, space_of, vec_of
+
+FALLBACK = True  # what a box run returns when it did nothing: run the 1-D version instead
+
+# Opcodes whose run(sel) only reads and writes the lanes sel, elementwise, through get/put (or,
+# for ld/st, through the box path in ops_mem), so a 2-D sel on (R, T) arrays computes the same.
+BOX_OPS = frozenset((
+    "add", "sub", "mul", "mad", "div", "rem", "min", "max", "abs", "neg", "fma", "sad",
+    "and", "or", "xor", "not", "cnot", "shl", "shr", "setp", "set", "selp", "slct",
+    "mov", "cvt", "cvta", "isspacep", "shf", "popc", "clz", "brev", "bfind", "bfe", "bfi", "prmt",
+    "lop3", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp",
+    "ld", "ldu", "st"))
+_CLOCKS = ("%clock", "%clock64", "%globaltimer")  # each read moves time: not elementwise
+
+
+def box_of(idx: np.ndarray, T: int):
+    """(slice of slots, slice of tids) when the sorted, duplicate-free lanes idx are exactly a
+    rectangle of at least two slots, else None. O(slots): the rows' first and last lanes decide,
+    because a row of w sorted distinct lanes from r*T+t0 to r*T+t0+w-1 can only be that range."""
+    n = idx.size
+    a, b = int(idx[0]), int(idx[n - 1])
+    s0, t0 = divmod(a, T)
+    s1, t1 = divmod(b, T)
+    w, rows = t1 - t0 + 1, s1 - s0 + 1
+    if w <= 0 or rows < 2 or rows * w != n:
+        return None
+    m = idx.reshape(rows, w)
+    first = np.arange(a, s1 * T + t0 + 1, T)
+    if not (np.array_equal(m[:, 0], first) and np.array_equal(m[:, w - 1], first + (w - 1))):
+        return None
+    return (slice(s0, s1 + 1), slice(t0, t1 + 1))
+
+
+def rows_view(eng):
+    """A copy of the launch state whose per-lane arrays are (R, T) views of the same memory."""
+    R, T = eng.R, eng.T
+    two = copy.copy(eng)
+    two.boxed = True
+    two.regs = {k: v.reshape(R, T) for k, v in eng.regs.items()}
+    two._views = {}
+    for name in ("lane_block", "lane_slot", "lane_tid", "laneid", "lbit", "gwarp", "sh_base", "loc_base"):
+        setattr(two, name, getattr(eng, name).reshape(R, T))
+    two.tid_xyz = [a.reshape(R, T) for a in eng.tid_xyz]
+    two.ctaid_xyz = [a.reshape(R, T) for a in eng.ctaid_xyz]
+    two.slot_shared = (np.arange(R, dtype=np.int64) * eng.shared_size)[:, None]
+    return two
+
+
+def bind(two, inst):
+    """inst's run for box sels, or None when it has none (the engine then uses the 1-D run)."""
+    if two is None or inst.op not in BOX_OPS or inst.kind != PLAIN:
+        return None
+    for o in inst.ops:
+        if o.kind == "reg" and o.name and o.name.split(".")[0] in _CLOCKS:
+            return None
+    try:
+        if inst.op in ("ld", "ldu", "st"):
+            if space_of(inst) != "param":
+                return _memory(two, inst)
+            if inst.op == "st" or inst.ops[1].name not in two.param_offset:
+                return None  # a device function's .param buffer is (lanes, bytes): not a box
+        kind, run = BUILDERS[inst.op](two, inst)
+    except (UnsupportedPTX, KeyError, ValueError, TypeError):
+        return None
+    return run if kind == PLAIN else None
+
+
+def _memory(two, inst):
+    """ld/st in global, const, shared or local space for a box of lanes."""
+    space = space_of(inst)
+    if space == "generic":
+        return None
+    load = inst.op != "st"
+    t = types_of(inst)[-1]
+    dt = np.dtype(NP[t]).newbyteorder("=")
+    shift = dt.itemsize.bit_length() - 1
+    width = dt.itemsize * vec_of(inst)
+    getaddr, _ = address(two, inst, inst.ops[1 if load else 0], space)
+    if getaddr is None:
+        return None  # a constant address: the lanes all touch one word, a 1-D run is as quick
+    place = _placer(two, space, width)
+    regs = inst.ops[0 if load else 1]
+    regs = regs.items if regs.kind == "vec" else (regs,)
+    if load:
+        puts = [put(two, inst, o, t) for o in regs]
+
+        def run(sel):
+            at = place(getaddr(sel), sel)
+            if at is None:
+                return FALLBACK
+            store, index = at
+            view = store.view(dt)
+            np.right_shift(index, shift, out=index)
+            for k, p in enumerate(puts):
+                p(sel, view[index + k] if k else view[index])
+        return run
+    gets = [get(two, inst, o, t) for o in regs]
+
+    def run(sel):
+        at = place(getaddr(sel), sel)
+        if at is None:
+            return FALLBACK
+        store, index = at
+        view = store.view(dt)
+        np.right_shift(index, shift, out=index)
+        for k, g in enumerate(gets):
+            view[index + k if k else index] = g(sel)
+    return run
+
+
+def _placer(two, space, width):
+    """place(addresses, sel) -> (byte store, fresh int64 byte indices) when every lane's access
+    lies inside one allocation (global) or its window (shared, local) and is aligned, else None."""
+    align = width - 1
+    if space in ("global", "const"):
+        g = two.mem
+        base = np.uint64(GLOBAL_BASE)
+
+        def place(a, sel):
+            lo, hi = int(a.min()), int(a.max()) + width
+            k = bisect.bisect_right(g.starts, lo) - 1
+            if k < 0 or hi > g.ends[k] or (align and int(np.bitwise_or.reduce(a, axis=None)) & align):
+                return None
+            return g, (a - base).view(np.int64)
+        return place
+    shared = space == "shared"
+    limit = two.shared_size if shared else two.local_size
+    store = two.win.shared if shared else two.win.local
+    rows, lanes = two.slot_shared, two.loc_base
+
+    def place(a, sel):
+        if int(a.min()) < 0 or int(a.max()) + width > limit:
+            return None
+        if align and int(np.bitwise_or.reduce(a, axis=None)) & align:
+            return None
+        return store, (rows[sel[0]] + a) if shared else (lanes[sel] + a)
+    return place
