@@ -154,7 +154,7 @@ def _placer(two, space, width):
     rows, lanes = two.slot_shared, two.loc_base
 
     def place(a, sel):
-        if int(a.min()) < 0 or int(a.max()) + width > limit:
+        if int(a.max()) + width > limit or (a.dtype.kind == "i" and int(a.min()) < 0):
             return None
         if align and int(np.bitwise_or.reduce(a, axis=None)) & align:
             return None

@@ -272,10 +272,10 @@ class Engine(LaunchState):
 
     def _barrier(self, inst, pc, idx) -> None:
         bid, count = inst.aux
-        if (idx.size == self.N and not self.bar_waiting and count is None
-                and not self.exited.any()):  # everyone arrived at once: the common case
+        if idx.size == self.T * self.resident and not self.bar_waiting and count is None:
+            # Every thread of every resident block arrived at once (so none exited): the common case.
             if self.observer is not None:
-                self.observer.on_barrier(self.slot_block.copy())
+                self.observer.on_barrier(self.slot_block[self.slot_block >= 0])
             inst.run(_sel(idx))  # nothing, or bar.red's block-wide reduction
             self._push(pc + 1, idx)
             return

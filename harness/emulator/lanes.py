@@ -92,6 +92,7 @@ class LaunchState:
         self.ws_waiting: dict[int, np.ndarray] = {}
         self.found: dict[tuple, Finding] = {}
         self.stopped, self.issued, self.next_block, self.clock = False, 0, 0, 0
+        self.resident = 0  # slots holding a block
         if observer is not None:
             observer.on_kernel_start(kernel.name, self.grid, self.block, self.shared_size)
         self._start_blocks(np.arange(R))
@@ -173,6 +174,7 @@ class LaunchState:
             return
         blocks = np.arange(self.next_block, self.next_block + slots.size)
         self.next_block += slots.size
+        self.resident += slots.size
         self.slot_block[slots] = blocks
         self.exited[slots] = 0
         gx, gy = self.grid[0], self.grid[1]
@@ -196,6 +198,7 @@ class LaunchState:
         if self.observer is not None:
             self.observer.on_block_end(self.slot_block[slots])
         self.slot_block[slots] = -1
+        self.resident -= slots.size
         for arrived in self.arrived.values():
             arrived[slots] = 0
         self._start_blocks(slots)
