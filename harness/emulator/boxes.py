@@ -104,13 +104,20 @@ def _memory(two, inst):
     if getaddr is None:
         return None  # a constant address: the lanes all touch one word, a 1-D run is as quick
     place = _placer(two, space, width)
+    strided = _strider(two, space, dt, vec_of(inst), load)
     regs = inst.ops[0 if load else 1]
     regs = regs.items if regs.kind == "vec" else (regs,)
     if load:
         puts = [put(two, inst, o, t) for o in regs]
 
         def run(sel):
-            at = place(getaddr(sel), sel)
+            a = getaddr(sel)
+            views = strided(a, sel)
+            if views is not None:
+                for p, v in zip(puts, views):
+                    p(sel, v)
+                return
+            at = place(a, sel)
             if at is None:
                 return FALLBACK
             store, index = at
@@ -122,7 +129,13 @@ def _memory(two, inst):
     gets = [get(two, inst, o, t) for o in regs]
 
     def run(sel):
-        at = place(getaddr(sel), sel)
+        a = getaddr(sel)
+        views = strided(a, sel)
+        if views is not None:
+            for v, g in zip(views, gets):
+                v[...] = g(sel)
+            return
+        at = place(a, sel)
         if at is None:
             return FALLBACK
         store, index = at
@@ -160,3 +173,62 @@ def _placer(two, space, width):
             return None
         return store, (rows[sel[0]] + a) if shared else (lanes[sel] + a)
     return place
+
+
+def _affine(a: np.ndarray):
+    """(A, P, Q) with a[r, c] == A + P*r + Q*c for every lane (modulo the dtype's range), or None.
+    Costs about half a gather; the access it saves is a gather or a scatter plus a copy."""
+    rows, w = a.shape
+    A = int(a[0, 0])
+    Q = int(a[0, 1]) - A if w > 1 else 0
+    P = int(a[1, 0]) - A if rows > 1 else 0
+    # The first row and the first column decide most misses for the price of a few lanes.
+    if w > 1 and not (a[0, 1:] - a[0, :-1] == a[0, 1] - a[0, 0]).all():
+        return None
+    if rows > 1 and not (a[1:, 0] - a[:-1, 0] == a[1, 0] - a[0, 0]).all():
+        return None
+    if w > 1 and rows > 1 and not (a[1:, 1:] - a[1:, :-1] == a[0, 1] - a[0, 0]).all():
+        return None
+    return A, P, Q
+
+
+def _strider(two, space, dt, nvec, load):
+    """strided(addresses, sel) -> one (rows, tids) view of memory per vector element when the
+    box's addresses are affine in (row, tid), aligned and in bounds (and, for a store, no two
+    lanes overlap), else None. s[tid], s[tid + stride], x[blockIdx.x * blockDim.x + tid] are.
+    The bounds are checked on the affine corners: an affine value inside the window that equals
+    the real address modulo 2^bits is the real address, since both lie in the dtype's range."""
+    if space == "local":
+        return lambda a, sel: None
+    size = dt.itemsize
+    width = size * nvec
+    shared = space == "shared"
+    S = two.shared_size
+    g, win = two.mem, two.win
+
+    def strided(a, sel):
+        aff = _affine(a)
+        if aff is None:
+            return None
+        A, P, Q = aff
+        rows, w = a.shape
+        if (A | P | Q) % width or Q < 0:
+            return None
+        if not load and w > 1 and Q < width:
+            return None  # lanes of a row store to the same bytes: the gather path orders them
+        if shared:
+            lo = A + min(0, P * (rows - 1))
+            hi = A + max(0, P * (rows - 1)) + Q * (w - 1) + width
+            if lo < 0 or hi > S or S + P < 0:
+                return None
+            buf, start, row_step = win.shared.buf, sel[0].start * S + A, S + P
+        else:
+            if P < 0 or (not load and rows > 1 and P < Q * (w - 1) + width):
+                return None
+            hi = A + P * (rows - 1) + Q * (w - 1) + width
+            j = bisect.bisect_right(g.starts, A) - 1
+            if j < 0 or hi > g.ends[j]:
+                return None
+            buf, start, row_step = g.buf, A - GLOBAL_BASE, P
+        return [np.ndarray((rows, w), dt, buf, start + k * size, (row_step, Q)) for k in range(nvec)]
+    return strided

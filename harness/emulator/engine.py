@@ -212,8 +212,13 @@ class Engine(LaunchState):
         """How run() indexes the lanes idx (a slice when contiguous, else idx) and, when they
         form a box of slots x tids and box runs are on, the 2-D slice of that box."""
         sel = _sel(idx)
-        if self.boxed and idx.size >= BOX_MIN and sel is idx:
+        if not self.boxed or idx.size < BOX_MIN:
+            return sel, None
+        if sel is idx:
             return sel, boxes.box_of(idx, self.T)
+        T = self.T
+        if sel.start % T == 0 and sel.stop % T == 0:  # whole blocks: full rows, for the memory paths
+            return sel, (slice(sel.start // T, sel.stop // T), slice(0, T))
         return sel, None
 
     def _push(self, pc: int, idx: np.ndarray) -> None:
