@@ -119,12 +119,11 @@ class Engine(LaunchState):
                                     break
                             pc = inst.target
                         elif k:
+                            yes, no = self._split(idx, m, box)
                             if inst.neg:
-                                self._push(inst.target, idx[~m])
-                                self._push(pc + 1, idx[m])
-                            else:
-                                self._push(inst.target, idx[m])
-                                self._push(pc + 1, idx[~m])
+                                yes, no = no, yes
+                            self._push(inst.target, yes)
+                            self._push(pc + 1, no)
                             break
                         else:
                             pc += 1
@@ -207,6 +206,20 @@ class Engine(LaunchState):
         elif kind == RET:
             self._ret(inst, idx, sel)
         return True
+
+    def _split(self, idx: np.ndarray, m: np.ndarray, box) -> tuple[np.ndarray, np.ndarray]:
+        """(idx[m], idx[~m]). When idx is a box and every block's row of m is the same (a branch
+        on the thread id), both sides are built from the rows' first lanes and the row's columns,
+        which beats compressing the whole index array twice."""
+        if box is not None:
+            rows, tids = box
+            m2 = m.reshape(rows.stop - rows.start, tids.stop - tids.start)
+            r0 = m2[0]
+            if (m2 == r0).all():
+                T = self.T
+                starts = self.every[rows.start * T + tids.start: rows.stop * T: T][:, None]
+                return (starts + np.flatnonzero(r0)).ravel(), (starts + np.flatnonzero(~r0)).ravel()
+        return idx[m], idx[~m]
 
     def _lanesel(self, idx: np.ndarray):
         """How run() indexes the lanes idx (a slice when contiguous, else idx) and, when they
