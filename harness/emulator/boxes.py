@@ -36,6 +36,7 @@ BOX_OPS = frozenset((
     "lop3", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp",
     "ld", "ldu", "st"))
 _CLOCKS = ("%clock", "%clock64", "%globaltimer")  # each read moves time: not elementwise
+BOX_MIN = 1024  # lanes below which a gather is as quick as looking for a box shape
 
 
 def box_of(idx: np.ndarray, T: int):
@@ -54,6 +55,40 @@ def box_of(idx: np.ndarray, T: int):
     if not (np.array_equal(m[:, 0], first) and np.array_equal(m[:, w - 1], first + (w - 1))):
         return None
     return (slice(s0, s1 + 1), slice(t0, t1 + 1))
+
+
+def lanes_of(eng, idx: np.ndarray):
+    """How run() indexes the lanes idx (a slice when contiguous, else idx) and, when they form
+    a box and box runs are on, the 2-D slice of that box (whole blocks are a box of full rows,
+    which the memory paths want)."""
+    sel = idx
+    n = idx.size
+    a = int(idx[0])
+    if int(idx[n - 1]) - a == n - 1:
+        sel = slice(a, a + n)
+    if not eng.boxed or n < BOX_MIN:
+        return sel, None
+    T = eng.T
+    if sel is idx:
+        return sel, box_of(idx, T)
+    if sel.start % T == 0 and sel.stop % T == 0:
+        return sel, (slice(sel.start // T, sel.stop // T), slice(0, T))
+    return sel, None
+
+
+def split(eng, idx: np.ndarray, m: np.ndarray, box) -> tuple[np.ndarray, np.ndarray]:
+    """(idx[m], idx[~m]). When idx is a box and every block's row of m is the same (a branch on
+    the thread id), both sides are built from the rows' first lanes and the row's columns, which
+    beats compressing the whole index array twice."""
+    if box is not None:
+        rows, tids = box
+        m2 = m.reshape(rows.stop - rows.start, tids.stop - tids.start)
+        r0 = m2[0]
+        if (m2 == r0).all():
+            T = eng.T
+            starts = eng.every[rows.start * T + tids.start: rows.stop * T: T][:, None]
+            return (starts + np.flatnonzero(r0)).ravel(), (starts + np.flatnonzero(~r0)).ravel()
+    return idx[m], idx[~m]
 
 
 def rows_view(eng):
@@ -187,8 +222,12 @@ def _affine(a: np.ndarray):
         return None
     if rows > 1 and not (a[1:, 0] - a[:-1, 0] == a[1, 0] - a[0, 0]).all():
         return None
-    if w > 1 and rows > 1 and not (a[1:, 1:] - a[1:, :-1] == a[0, 1] - a[0, 0]).all():
-        return None
+    if w > 1 and rows > 1:
+        if P == 0:  # every block the same offsets (shared s[tid]): one comparison, no differences
+            if not (a[1:] == a[0]).all():
+                return None
+        elif not (a[1:, 1:] - a[1:, :-1] == a[0, 1] - a[0, 0]).all():
+            return None
     return A, P, Q
 
 

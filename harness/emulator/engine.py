@@ -23,7 +23,6 @@ from .lanes import LaunchState
 from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, WARPSYNC
 
 SPIN_LIMIT = 64  # backward branches in a row by one group before another group gets a turn
-BOX_MIN = 1024  # lanes below which a gather is as quick as looking for a box shape
 
 
 def _sel(idx: np.ndarray):
@@ -96,7 +95,7 @@ class Engine(LaunchState):
                 pc = min(runnable)
                 idx = runnable.pop(pc)
                 nxt = min(runnable) if runnable else 1 << 62
-            sel, box = self._lanesel(idx)
+            sel, box = boxes.lanes_of(self, idx)
             while True:
                 inst = code[pc]
                 self.issued += 1
@@ -119,7 +118,7 @@ class Engine(LaunchState):
                                     break
                             pc = inst.target
                         elif k:
-                            yes, no = self._split(idx, m, box)
+                            yes, no = boxes.split(self, idx, m, box)
                             if inst.neg:
                                 yes, no = no, yes
                             self._push(inst.target, yes)
@@ -145,7 +144,7 @@ class Engine(LaunchState):
                             self._execute(inst, pc, sub, _sel(sub), obs)
                             self._push(pc + 1, idx[~m])
                             break
-                        ssel, sbox = self._lanesel(sub)
+                        ssel, sbox = boxes.lanes_of(self, sub)
                         if obs is not None:
                             obs.on_issue(inst, self.lane_block[ssel], self.lane_tid[ssel])
                         if sbox is None or inst.run2 is None or inst.run2(sbox):
@@ -206,33 +205,6 @@ class Engine(LaunchState):
         elif kind == RET:
             self._ret(inst, idx, sel)
         return True
-
-    def _split(self, idx: np.ndarray, m: np.ndarray, box) -> tuple[np.ndarray, np.ndarray]:
-        """(idx[m], idx[~m]). When idx is a box and every block's row of m is the same (a branch
-        on the thread id), both sides are built from the rows' first lanes and the row's columns,
-        which beats compressing the whole index array twice."""
-        if box is not None:
-            rows, tids = box
-            m2 = m.reshape(rows.stop - rows.start, tids.stop - tids.start)
-            r0 = m2[0]
-            if (m2 == r0).all():
-                T = self.T
-                starts = self.every[rows.start * T + tids.start: rows.stop * T: T][:, None]
-                return (starts + np.flatnonzero(r0)).ravel(), (starts + np.flatnonzero(~r0)).ravel()
-        return idx[m], idx[~m]
-
-    def _lanesel(self, idx: np.ndarray):
-        """How run() indexes the lanes idx (a slice when contiguous, else idx) and, when they
-        form a box of slots x tids and box runs are on, the 2-D slice of that box."""
-        sel = _sel(idx)
-        if not self.boxed or idx.size < BOX_MIN:
-            return sel, None
-        if sel is idx:
-            return sel, boxes.box_of(idx, self.T)
-        T = self.T
-        if sel.start % T == 0 and sel.stop % T == 0:  # whole blocks: full rows, for the memory paths
-            return sel, (slice(sel.start // T, sel.stop // T), slice(0, T))
-        return sel, None
 
     def _push(self, pc: int, idx: np.ndarray) -> None:
         if idx.size == 0:
