@@ -23,6 +23,36 @@ def _dims(v) -> tuple[int, int, int]:
     return v[0], v[1], v[2]
 
 
+_GEOMETRY: dict = {}  # (R, block) -> the per-lane arrays that depend only on the launch shape
+
+
+def _geometry(R: int, block: tuple[int, int, int]) -> tuple:
+    """Lane ids, slots, thread ids, lane bits and warps of R resident blocks, computed once per
+    launch shape (a grader launches the same shape many times) and read-only, since launches
+    share them."""
+    key = (R, block)
+    if key not in _GEOMETRY:
+        T = block[0] * block[1] * block[2]
+        WPB = (T + 31) // 32
+        lane = np.arange(R * T, dtype=np.int64)
+        slot, tid = lane // T, lane % T
+        bx, by = block[0], block[1]
+        tid_xyz = [(tid % bx).astype(np.uint32), ((tid // bx) % by).astype(np.uint32),
+                   (tid // (bx * by)).astype(np.uint32)]
+        laneid = (tid % 32).astype(np.uint32)
+        lbit = (np.uint32(1) << laneid).astype(np.uint32)
+        gwarp = slot * WPB + tid // 32
+        # Member masks of the warps that exist: full, but for a block's last, partial warp.
+        exists = np.tile(np.array([(1 << min(32, T - 32 * w)) - 1 for w in range(WPB)], np.uint64), R)
+        arrays = (lane, slot, tid, *tid_xyz, laneid, lbit, gwarp, exists)
+        for a in arrays:
+            a.flags.writeable = False
+        if len(_GEOMETRY) >= 2:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = (lane, slot, tid, tid_xyz, laneid, lbit, gwarp, exists)
+    return _GEOMETRY[key]
+
+
 class LaunchState:
     def __init__(self, mem, module, kernel, grid, block, shared_bytes, args, observer,
                  budget, wall_clock_s, max_resident_blocks, globals_at):
@@ -54,19 +84,9 @@ class LaunchState:
         self.N = N = R * self.T
         self.WPB = (self.T + 31) // 32
         self.NW = R * self.WPB
-        lane = np.arange(N, dtype=np.int64)
+        (lane, self.lane_slot, self.lane_tid, self.tid_xyz, self.laneid, self.lbit, self.gwarp,
+         self.warp_exists) = _geometry(R, self.block)
         self.every = lane  # every lane index; lane sets that fill a range are views of it
-        self.lane_slot = lane // self.T
-        self.lane_tid = lane % self.T
-        bx, by = self.block[0], self.block[1]
-        self.tid_xyz = [(self.lane_tid % bx).astype(np.uint32), ((self.lane_tid // bx) % by).astype(np.uint32),
-                        (self.lane_tid // (bx * by)).astype(np.uint32)]
-        self.laneid = (self.lane_tid % 32).astype(np.uint32)
-        self.lbit = (np.uint32(1) << self.laneid).astype(np.uint32)
-        self.gwarp = self.lane_slot * self.WPB + self.lane_tid // 32
-        exists = np.zeros(self.NW, np.uint64)
-        np.bitwise_or.at(exists, self.gwarp, self.lbit.astype(np.uint64))
-        self.warp_exists = exists
         self.ctaid_xyz = [np.zeros(N, np.uint32) for _ in range(3)]
         self.lane_block = np.zeros(N, np.int64)
         self.slot_block = np.full(R, -1, np.int64)
@@ -180,9 +200,12 @@ class LaunchState:
         gx, gy = self.grid[0], self.grid[1]
         T, R = self.T, self.R
         # Per-slot values broadcast over the slot's T lanes (a reshape, not per-lane arithmetic).
-        for arr, val in ((self.lane_block, blocks), (self.ctaid_xyz[0], blocks % gx),
-                         (self.ctaid_xyz[1], (blocks // gx) % gy), (self.ctaid_xyz[2], blocks // (gx * gy))):
-            arr.reshape(R, T)[slots] = val[:, None]
+        self.lane_block.reshape(R, T)[slots] = blocks[:, None]
+        cx, cy, cz = self.ctaid_xyz
+        for arr, val, extent in ((cx, blocks % gx, gx), (cy, (blocks // gx) % gy, gy),
+                                 (cz, blocks // (gx * gy), self.grid[2])):
+            if extent > 1:  # a grid one block wide in a dimension keeps the zeros it started with
+                arr.reshape(R, T)[slots] = val[:, None]
         if slots.size == R:
             lanes = self.every
         else:
