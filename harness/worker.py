@@ -35,10 +35,14 @@ def make_backend(spec: str, sanitize: bool, counters: bool):
     return getattr(importlib.import_module(module), attr)(sanitize=sanitize, counters=counters)
 
 
-def main(conn, program: Program, memory_bytes: int | None) -> None:
+def main(conn, memory_bytes: int | None) -> None:
     # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
+    try:
+        _, program = conn.recv()  # ("program", Program): see Worker._start for why not an argument
+    except (EOFError, OSError):
+        return
     try:
         if program.backend == "cpu":
             import harness.emulator  # noqa: F401  (import before the cap: shared libraries map address space)
@@ -67,6 +71,8 @@ def main(conn, program: Program, memory_bytes: int | None) -> None:
         result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
         try:
             conn.send(result)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the grader is gone (it killed us, or it died): nobody wants the result
         except Exception as exc:  # an unpicklable finding or counter is our bug, not the learner's
             conn.send(RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
                                                         detail=traceback.format_exc())))
