@@ -95,7 +95,7 @@ def rows_view(eng):
     """A copy of the launch state whose per-lane arrays are (R, T) views of the same memory."""
     R, T = eng.R, eng.T
     two = copy.copy(eng)
-    two.boxed = True
+    two.box_runs = True  # builders bound against this copy run with 2-D box sels only (ops.into)
     two.regs = {k: v.reshape(R, T) for k, v in eng.regs.items()}
     two._views = {}
     for name in ("lane_block", "lane_slot", "lane_tid", "laneid", "lbit", "gwarp", "sh_base", "loc_base"):

@@ -108,6 +108,40 @@ def put(eng, inst, o, t: str):
     return eng.view(o.name, t).__setitem__
 
 
+def into(eng, inst, o, t: str, fn, srcs):
+    """For box runs (boxes.py, where sel is always a basic 2-D slice): run(sel) that computes the
+    ufunc fn straight into the destination register with out=, which saves a temporary and its
+    copy. It falls back to put() when the result type is not the register view's (a narrower or
+    wider store, which put converts). None where it does not apply."""
+    if not getattr(eng, "box_runs", False) or not isinstance(fn, np.ufunc) or o.kind != "reg" \
+            or o.name not in eng.regs or fn.nin != len(srcs):
+        return None
+    dv = eng.view(o.name, t)
+    d = dv.__setitem__
+    pred = fn.types[1].endswith("?")  # comparisons and logical_not: the result is a predicate
+    if len(srcs) == 1:
+        (a,) = srcs
+
+        def run(sel):
+            x = a(sel)
+            r = dv[sel]
+            if (np.bool_ if pred else np.result_type(x)) == r.dtype:
+                fn(x, out=r)
+            else:
+                d(sel, fn(x))
+        return run
+    a, b = srcs
+
+    def run(sel):
+        x, y = a(sel), b(sel)
+        r = dv[sel]
+        if (np.bool_ if pred else np.result_type(x, y)) == r.dtype:
+            fn(x, y, out=r)
+        else:
+            d(sel, fn(x, y))
+    return run
+
+
 def reg_view(storage: np.ndarray, t: str) -> np.ndarray:
     """The register's raw bits seen as PTX type t. A narrower or wider integer type is read and
     written at the register's width with t's signedness, so ld.s8 into a 32-bit register sign-

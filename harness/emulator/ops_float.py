@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .findings import UnsupportedPTX
-from .ops import NP, PLAIN, builder, get, put, typ
+from .ops import NP, PLAIN, builder, get, into, put, typ
 
 F32, F64 = np.float32, np.float64
 
@@ -140,6 +140,9 @@ def arith(eng, inst, t):
         return PLAIN, run
     d = put(eng, inst, ops[0], t)
     srcs = [get(eng, inst, o, t) for o in ops[1:]]
+    fast = into(eng, inst, ops[0], t, f, srcs)
+    if fast is not None:
+        return PLAIN, fast
     if nin == 2:
         a, b = srcs
 

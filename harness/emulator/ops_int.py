@@ -10,12 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops_float
-from .ops import NP, PLAIN, bits, builder, get, put, typ
+from .ops import NP, PLAIN, bits, builder, get, into, put, typ
 from .findings import UnsupportedPTX
 
 
 def _unary(eng, inst, t, fn):
     d, a = put(eng, inst, inst.ops[0], t), get(eng, inst, inst.ops[1], t)
+    fast = into(eng, inst, inst.ops[0], t, fn, (a,))
+    if fast is not None:
+        return PLAIN, fast
 
     def run(sel):
         d(sel, fn(a(sel)))
@@ -25,6 +28,9 @@ def _unary(eng, inst, t, fn):
 def _binary(eng, inst, t, fn, ta=None, tb=None):
     d = put(eng, inst, inst.ops[0], t)
     a, b = get(eng, inst, inst.ops[1], ta or t), get(eng, inst, inst.ops[2], tb or t)
+    fast = into(eng, inst, inst.ops[0], t, fn, (a, b))
+    if fast is not None:
+        return PLAIN, fast
 
     def run(sel):
         d(sel, fn(a(sel), b(sel)))
@@ -159,6 +165,9 @@ def shift(eng, inst):
     a, b = get(eng, inst, inst.ops[1], rt), get(eng, inst, inst.ops[2], "u32")
     if inst.ops[2].kind == "imm":
         s = NP[rt](min(inst.ops[2].value, bits(t)))
+        fast = into(eng, inst, inst.ops[0], rt, f, (a, lambda sel: s))
+        if fast is not None:
+            return PLAIN, fast
 
         def run(sel):
             d(sel, f(a(sel), s))
@@ -215,6 +224,10 @@ def setp(eng, inst):
         return PLAIN, run
     d = put(eng, inst, o[0], "pred")
     q = put(eng, inst, type(o[0])("reg", o[0].pred), "pred") if o[0].pred else None
+    if not comb and q is None and t != "bf16":
+        fast = into(eng, inst, o[0], "pred", f, (a, b))
+        if fast is not None:
+            return PLAIN, fast
 
     def run(sel):
         r = f(conv(a(sel)), conv(b(sel)))
