@@ -5,6 +5,8 @@ and blocks. The lowest-PC group goes first: NVRTC places join points after both 
 so running the lower side first lets the sides meet again (reconverge) at the join. A group keeps
 its lanes as a sorted index array; when they are contiguous it is indexed with a slice, which
 makes register reads views instead of copies (the whole-grid case of a reduction is one slice).
+With no observer attached, a group that is the same tids in a run of blocks (a "box", the usual
+shape of `if (tid < stride)`) runs through 2-D views instead of gathers: see boxes.py.
 
 Barriers count arrivals per barrier id and block (exited threads count as arrived); warp-level
 sync operations wait until every lane of their member mask has arrived; a group that keeps
