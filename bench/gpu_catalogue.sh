@@ -10,7 +10,9 @@ variants=${2:-}
 shift 2 || shift $#
 mkdir -p "$out"
 export KATA_HOME=${KATA_HOME:-/tmp/kata-home}
-pip install --no-deps --no-build-isolation -e . -q >/tmp/install.txt 2>&1 || tail -5 /tmp/install.txt
+# `python3 -m grader` rather than the `kata` script: pip may put the script beside another Python
+kata() { python3 -m grader "$@"; }
+python3 -m pip install --no-deps --no-build-isolation -e . -q >/tmp/install.txt 2>&1 || tail -5 /tmp/install.txt
 log="$out/devcheck.txt"
 {
   date -u +"%Y-%m-%d %H:%M UTC"

@@ -8,7 +8,7 @@ out=${1:?usage: gpu_run.sh OUT_DIR [suite options]}
 shift
 mkdir -p "$out"
 export KATA_HOME=${KATA_HOME:-/tmp/kata-home}
-pip install --no-deps --no-build-isolation -e . -q >"$out/install.txt" 2>&1 || tail -5 "$out/install.txt"
+python3 -m pip install --no-deps --no-build-isolation -e . -q >"$out/install.txt" 2>&1 || tail -5 "$out/install.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
   --format=csv >"$out/nvidia-smi.txt" 2>&1
 cat "$out/nvidia-smi.txt"
