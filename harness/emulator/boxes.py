@@ -76,18 +76,45 @@ def lanes_of(eng, idx: np.ndarray):
     return sel, None
 
 
-def split(eng, idx: np.ndarray, m: np.ndarray, box) -> tuple[np.ndarray, np.ndarray]:
-    """(idx[m], idx[~m]). When idx is a box and every block's row of m is the same (a branch on
-    the thread id), both sides are built from the rows' first lanes and the row's columns, which
-    beats compressing the whole index array twice."""
+class Pending:
+    """Lanes {start + col : start in starts, col in cols} not yet written out as an index array.
+    The sides of a branch on the thread id wait in the engine's runnable table like this: one of
+    them usually only waits to be merged back into a contiguous range (the join after `if (tid <
+    stride)`), which needs its first and last lane and its size, never the array."""
+    __slots__ = ("starts", "cols", "size")
+
+    def __init__(self, starts: np.ndarray, cols: np.ndarray):
+        self.starts, self.cols, self.size = starts, cols, starts.size * cols.size
+
+    def lanes(self) -> np.ndarray:
+        return (self.starts[:, None] + self.cols).ravel()
+
+
+def first(lanes) -> int:
+    return int(lanes.starts[0] + lanes.cols[0]) if type(lanes) is Pending else int(lanes[0])
+
+
+def last(lanes) -> int:
+    return int(lanes.starts[-1] + lanes.cols[-1]) if type(lanes) is Pending else int(lanes[-1])
+
+
+def written(lanes) -> np.ndarray:
+    """The index array of lanes, writing out a Pending set."""
+    return lanes.lanes() if type(lanes) is Pending else lanes
+
+
+def split(eng, idx: np.ndarray, m: np.ndarray, box):
+    """(idx[m], idx[~m]), sorted lane sets. When idx is a box and every block's row of m is the
+    same (a branch on the thread id), both sides are Pending sets of the rows' first lanes plus
+    the row's columns, which beats compressing the whole index array twice."""
     if box is not None:
         rows, tids = box
         m2 = m.reshape(rows.stop - rows.start, tids.stop - tids.start)
         r0 = m2[0]
         if (m2 == r0).all():
             T = eng.T
-            starts = eng.every[rows.start * T + tids.start: rows.stop * T: T][:, None]
-            return (starts + np.flatnonzero(r0)).ravel(), (starts + np.flatnonzero(~r0)).ravel()
+            starts = eng.every[rows.start * T + tids.start: rows.stop * T: T]
+            return Pending(starts, np.flatnonzero(r0)), Pending(starts, np.flatnonzero(~r0))
     return idx[m], idx[~m]
 
 

@@ -37,9 +37,10 @@ def _merge(a: np.ndarray | None, b: np.ndarray, every: np.ndarray) -> np.ndarray
     """The union of two sorted, disjoint lane sets; `every` is arange(N)."""
     if a is None or a.size == 0:
         return b
-    lo, hi = min(int(a[0]), int(b[0])), max(int(a[-1]), int(b[-1]))
+    lo, hi = min(boxes.first(a), boxes.first(b)), max(boxes.last(a), boxes.last(b))
     if a.size + b.size == hi - lo + 1:  # disjoint and filling the range: a view, nothing to sort
         return every[lo:hi + 1]
+    a, b = boxes.written(a), boxes.written(b)
     if a[-1] < b[0]:
         return np.concatenate((a, b))
     if b[-1] < a[0]:
@@ -91,11 +92,11 @@ class Engine(LaunchState):
                 later = [p for p in runnable if p > rotate_from]
                 pc = min(later) if later else min(runnable)
                 rotate_from, spins = pc, 0
-                idx = runnable.pop(pc)
+                idx = boxes.written(runnable.pop(pc))
                 nxt = min([p for p in runnable if p > pc], default=1 << 62)
             else:
                 pc = min(runnable)
-                idx = runnable.pop(pc)
+                idx = boxes.written(runnable.pop(pc))
                 nxt = min(runnable) if runnable else 1 << 62
             sel, box = boxes.lanes_of(self, idx)
             while True:
