@@ -1,7 +1,8 @@
 """One grade: compile → static resources → correctness → sanitizer (and memory counters on the CPU)
 → performance (GPU) → GradeReport. Each stage returns one frozen result; the first failed stage
-ends the grade. The GPU has no sanitizer, so a GPU grade runs that stage, and the rerun that names
-a failure's cause, on kata's CPU emulator (grader/runs.py).
+ends the grade. The GPU has no sanitizer, so a GPU grade runs that stage, a screen of its public
+cases with observers off, and the rerun that names a failure's cause, on kata's CPU emulator
+(grader/runs.py).
 
 `grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
 so hidden tests and practice grades can never drift apart.
@@ -17,7 +18,7 @@ from grader import cases as _cases
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
 from grader.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
-                         sanitizer_stage, where as _where)
+                         sanitizer_stage, screen_stage, where as _where)
 from grader.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.workspace import Submission, locate
 from harness import compiler
@@ -108,14 +109,20 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                correctness=correctness, findings=findings)
         # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
         memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
+        if on_gpu and not any(f.severity == "error" for f in memory.findings):
+            # The engine's findings (deadlock, out-of-bounds, ...) show only on the cases whose data
+            # trigger them; on the CPU every case met the engine, so on the GPU the public ones do too.
+            memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory)
         findings = merge_findings([*findings, *memory.findings])
         common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
         errors = [f for f in findings if f.severity == "error"]
         if errors:
             first = errors[0]
             match = "outputs match on the GPU, but the sanitizer (CPU emulator) found" if on_gpu else "outputs match, but"
+            # The emulator's case may be one the learner never saw fail: name it for --case.
+            on_case = f" for {_cases.Case(memory.case, '', seed).label()}" if on_gpu and memory.case else ""
             return GradeReport(**base, verdict="fail", stage="sanitizer",
-                               headline=f"{match} {first.kind} at {_where(first)}: {first.message}",
+                               headline=f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
         if not on_gpu:
             return GradeReport(**base, verdict="pass", stage="done",

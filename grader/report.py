@@ -135,7 +135,8 @@ def _memory(console: Console, report: GradeReport) -> None:
     m = report.memory
     if m is not None and m.label and m.report is None:  # a GPU grade's borrowed sanitizer run
         if m.case is not None and not report.findings:
-            console.print(f"  {m.label}: no findings on case {_case(m.case)}")
+            screened = f"; no engine findings on {m.screened} more public cases (observers off)" if m.screened else ""
+            console.print(f"  {m.label}: no findings on case {_case(m.case)}{screened}")
         if m.note:
             console.print(f"  {m.label}: {m.note}", style="yellow")
         return
@@ -217,7 +218,8 @@ def to_dict(report: GradeReport) -> dict:
         "counters": None if report.memory is None or report.memory.report is None else _plain(report.memory.report),
         "sanitizer": None if report.memory is None or report.memory.case is None else {
             "ran_on": "cpu emulator", "label": report.memory.label or "sanitizer",
-            "case": _plain(report.memory.case), "note": report.memory.note or None},
+            "case": _plain(report.memory.case), "note": report.memory.note or None,
+            "public_cases_screened": report.memory.screened},
         "performance": _plain(report.performance),
         "notes": list(report.notes),
     }

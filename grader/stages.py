@@ -71,6 +71,9 @@ class MemoryStage:
     report: object  # grader.perf.MemoryReport (None without counters)
     note: str  # why the stage is incomplete, if it is
     label: str = ""  # "" on the CPU; "sanitizer (CPU emulator)" when a GPU grade borrowed the emulator
+    # GPU grades: public cases rerun on the emulator with observers off (engine findings only). When
+    # one had an error finding, `case` and `findings` are that run's.
+    screened: int = 0
 
 
 @dataclass(frozen=True)

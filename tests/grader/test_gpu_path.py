@@ -69,3 +69,55 @@ def test_a_wrong_answer_on_the_gpu_gets_its_cause_from_the_emulator(tmp_path, on
     r = grade(ws)
     assert (r.verdict, r.stage) == ("fail", "correctness") and r.reasons[:2] == ("wrong-answer", "race-raw")
     assert "; sanitizer (CPU emulator) found race-raw at kernel.cu:" in r.headline
+
+
+# A one-warp path for tiny inputs, only taken by the public cases n = 1, 31, 32, 33 (the sanitizer's
+# case is the largest that passed, thousands of elements): what the engine finds there shows only
+# if the GPU path screens every public case on the emulator.
+_SMALL = '''{
+    if (n <= 32) {  // one warp covers a tiny input
+        const int lane = threadIdx.x;
+        if (blockIdx.x > 0 || lane >= 32) return;
+        %s
+        for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+        if (lane == 0) atomicAdd(out, v);
+        return;
+    }
+    float sum = 0.0f;'''
+SMALL_PATHS = {
+    "correct": "float v = lane < n ? x[lane] : 0.0f;",
+    "deadlock": "if (lane >= n) return;  // BUG: the full-mask shuffle below names exited lanes\n        float v = x[lane];",
+    "out-of-bounds": "float v = lane <= n ? x[lane] : 0.0f;  // BUG: reads x[n]",
+}
+
+
+def small_path_workspace(tmp_path, kind):
+    source = (REDUCE.solution_dir / "kernel.cu").read_text()
+    head = "{\n    float sum = 0.0f;"
+    assert source.count(head) == 1
+    ws = workspace(tmp_path, REDUCE.solution_dir / "kernel.cu")
+    (ws / "kernel.cu").write_text(source.replace(head, _SMALL % SMALL_PATHS[kind]))
+    # Where the finding belongs: the shuffle that waits for exited lanes, or the read of x[n].
+    mark = {"deadlock": "__shfl_down_sync(0xffffffffu, v,", "out-of-bounds": "BUG"}.get(kind)
+    lines = (ws / "kernel.cu").read_text().splitlines()
+    return ws, next((i for i, text in enumerate(lines, 1) if mark and mark in text), None)
+
+
+@pytest.mark.parametrize("kind", ["deadlock", "out-of-bounds"])
+def test_an_engine_finding_on_a_public_case_the_sanitizer_skips_fails_the_gpu_path(tmp_path, on_gpu, kind):
+    ws, line = small_path_workspace(tmp_path, kind)
+    r = grade(ws)
+    assert (r.verdict, r.stage) == ("fail", "sanitizer") and kind in r.reasons, r.headline
+    assert r.headline.startswith(f"outputs match on the GPU, but the sanitizer (CPU emulator) found {kind} "
+                                 f"at kernel.cu:{line} for n = {r.memory.case['n']}:")
+    assert r.memory.case["n"] <= 32 and r.memory.label == "sanitizer (CPU emulator)"
+    assert f"findings (sanitizer (CPU emulator), case n = {r.memory.case['n']}" in text_of(r)
+
+
+def test_the_correct_twin_of_the_small_path_passes_the_gpu_path(tmp_path, on_gpu):
+    ws, _ = small_path_workspace(tmp_path, "correct")
+    r = grade(ws)
+    assert (r.verdict, r.stage) == ("pass", "done"), r.headline
+    assert r.memory.case["n"] > 32 and r.memory.screened >= 12  # every other public case, n = 1 included
+    assert "more public cases (observers off)" in text_of(r)
+    assert json.loads(report.to_json(r))["sanitizer"]["public_cases_screened"] == r.memory.screened
