@@ -8,10 +8,13 @@ slice [s0:s1, t0:t1], a strided view (~0.3 ns a lane). So the engine binds every
 second time against a copy of the launch state whose per-lane arrays are (R, T) views of the same
 memory, and runs it with the 2-D slice when the group is such a box.
 
-Only instructions that touch their own lanes elementwise are bound this way (BOX_OPS); memory
-accesses take the box path only when every lane is in bounds and aligned (else they return
-FALLBACK and the engine runs the 1-D version, which reports the finding). Observers see lanes as
-1-D arrays, so box runs are used only when no observer is attached.
+Only instructions that touch their own lanes elementwise are bound this way (BOX_OPS); ufunc
+ones compute straight into the destination register (ops.into). Memory accesses whose addresses
+are affine in (block, tid), like s[tid] or x[blockIdx.x * blockDim.x + tid], become strided views
+of memory; others gather. Either way they take the box path only when every lane is in bounds and
+aligned, else they return FALLBACK and the engine runs the 1-D version, which reports the finding.
+A branch on the thread id splits a box into Pending sets that are written out as index arrays
+only when needed. Observers see lanes as 1-D arrays, so box runs are used only without observers.
 """
 from __future__ import annotations
 
