@@ -40,6 +40,9 @@ BOX_OPS = frozenset((
     "ld", "ldu", "st"))
 _CLOCKS = ("%clock", "%clock64", "%globaltimer")  # each read moves time: not elementwise
 BOX_MIN = 1024  # lanes below which a gather is as quick as looking for a box shape
+# Launches with fewer lanes never use box runs: binding the second set of closures (~15 us an
+# instruction) costs more than boxes save when each instruction runs over a few thousand lanes.
+LAUNCH_MIN = 1 << 15
 
 
 def box_of(idx: np.ndarray, T: int):
@@ -134,6 +137,18 @@ def rows_view(eng):
     two.ctaid_xyz = [a.reshape(R, T) for a in eng.ctaid_xyz]
     two.slot_shared = (np.arange(R, dtype=np.int64) * eng.shared_size)[:, None]
     return two
+
+
+def lazy(two, inst):
+    """inst's run for box sels, bound when a box first reaches it (most instructions of a small
+    launch never see one, and binding costs as much as running a small group), or None."""
+    if two is None or inst.op not in BOX_OPS or inst.kind != PLAIN:
+        return None
+
+    def first(sel):
+        run = inst.run2 = bind(two, inst)
+        return FALLBACK if run is None else run(sel)
+    return first
 
 
 def bind(two, inst):

@@ -60,12 +60,12 @@ class Engine(LaunchState):
     def run(self) -> tuple[bool, int]:
         ops.ensure_loaded()
         # Box runs (boxes.py) only without observers: the hooks take 1-D lane arrays.
-        two = boxes.rows_view(self) if self.observer is None else None
+        two = boxes.rows_view(self) if self.observer is None and self.N >= boxes.LAUNCH_MIN else None
         self.boxed = two is not None
         for inst in self.code_used:
             ops.bind(self, inst)
             inst.gv = self.view(inst.guard, "pred") if inst.guard else None
-            inst.run2 = boxes.bind(two, inst)
+            inst.run2 = boxes.lazy(two, inst)
             inst.gv2 = inst.gv.reshape(self.R, self.T) if inst.gv is not None and two is not None else None
         with np.errstate(all="ignore"):
             try:

@@ -28,6 +28,7 @@ def _memory_after(name, size, fast: bool, monkeypatch):
     source, _, fn, options = _zoo.CASES[name]
     if fast:
         monkeypatch.setattr(boxes, "BOX_MIN", 1)
+        monkeypatch.setattr(boxes, "LAUNCH_MIN", 1)
         options = {**options, "sanitize": False, "counters": False}
     dev = _zoo.Device(source, **options)
     fn(dev, size, np.random.default_rng(zlib.crc32(f"{name}-{size}".encode())))
@@ -64,6 +65,7 @@ extern "C" __global__ void k(const float* x, float* y, int n, int shift) {
 @pytest.mark.parametrize("shift", [1, 40])
 def test_a_box_with_a_bad_lane_falls_back_and_reports_the_line(shift, monkeypatch):
     monkeypatch.setattr(boxes, "BOX_MIN", 1)
+    monkeypatch.setattr(boxes, "LAUNCH_MIN", 1)
     r = compile(BAD, "kernel.cu")
     assert r.ok, r.log
     outs = []
@@ -110,6 +112,7 @@ extern "C" __global__ void k(const float* x, float* y, unsigned char* b, float4*
 
 def test_access_patterns_match_the_general_path(monkeypatch):
     monkeypatch.setattr(boxes, "BOX_MIN", 1)
+    monkeypatch.setattr(boxes, "LAUNCH_MIN", 1)
     r = compile(PATTERNS, "kernel.cu")
     assert r.ok, r.log
     rng = np.random.default_rng(3)
@@ -143,6 +146,7 @@ extern "C" __global__ void k(const float* x, float* y, int off) {
 @pytest.mark.parametrize("off", [0, 2])
 def test_a_misaligned_box_falls_back_and_reports(off, monkeypatch):
     monkeypatch.setattr(boxes, "BOX_MIN", 1)
+    monkeypatch.setattr(boxes, "LAUNCH_MIN", 1)
     r = compile(MISALIGNED, "kernel.cu")
     assert r.ok, r.log
     outs = []
