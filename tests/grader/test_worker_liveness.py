@@ -81,12 +81,13 @@ def passes(worker):
 
 
 def wait_dead(pid):
+    # Waitable, not merely "Z": after SIGKILL the main thread shows Z in /proc while the process's
+    # other threads still exit, and until they have, waitpid (so is_alive) still says "running".
     for _ in range(200):
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split(") ")[1][0] in "ZX":
-                    return
-        except FileNotFoundError:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return
+        except ChildProcessError:  # already reaped
             return
         time.sleep(0.05)
     raise AssertionError(f"process {pid} is still running")
