@@ -5,7 +5,7 @@ import pytest
 
 # The worker process imports the fake backend by module name; spawn hands it our sys.path.
 sys.path.insert(0, str(Path(__file__).parent))
-FAKE = "fakes:make"
+from fakes import FAKE  # noqa: E402  (after the path insert)
 
 KERNEL = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 {

@@ -86,5 +86,9 @@ class FakeBackend(Backend):
                                          "kernel.cu", 4, space="shared"))
 
 
+# How a Program names this backend (the worker imports it by module name).
+FAKE = "fakes:make"
+
+
 def make(sanitize=False, counters=False):
     return FakeBackend(sanitize=sanitize, counters=counters)

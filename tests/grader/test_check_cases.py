@@ -87,7 +87,7 @@ def test_hypothesis_writes_nothing_into_the_workspace_or_the_cwd(tmp_path, monke
     import dataclasses
     from types import SimpleNamespace
 
-    from conftest import FAKE
+    from fakes import FAKE
     from grader import pipeline
 
     monkeypatch.chdir(tmp_path)

@@ -6,7 +6,7 @@ import shutil
 import pytest
 from rich.console import Console
 
-from conftest import FAKE
+from fakes import FAKE
 from grader import catalog, pipeline, report
 
 REDUCE = catalog.load("reduce")

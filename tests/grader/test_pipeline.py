@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import FAKE
+from fakes import FAKE
 from grader import pipeline, report
 from grader.errors import UsageError
 
