@@ -231,7 +231,10 @@ def main() -> None:
     text = render(rows, cmp, " ".join(["python"] + sys.argv), load)
     print(text)
     if a.write:
-        a.write.write_text(text)
+        # Hand-written sections (history, profiles) start at "## History" and are kept.
+        old = a.write.read_text() if a.write.exists() else ""
+        keep = old[old.index("\n## History"):] if "\n## History" in old else ""
+        a.write.write_text(text.rstrip("\n") + "\n" + keep)
 
 
 def render(rows, cmp, command: str, load: tuple[float, float]) -> str:
