@@ -33,7 +33,7 @@ VARIANTS = ("atomic_per_element", "shared_tree", "float4_shuffle")
 
 def _solutions(args, backend, cal, log):
     from grader import catalog
-    from grader.cli.bench import bench_one
+    from grader.bench import bench_one
 
     rows = []
     for kid in args.katas or catalog.ids():
@@ -64,7 +64,7 @@ def _short(row) -> str:
 
 def _repeat(args, backend, cal, log):
     from grader import catalog
-    from grader.cli.bench import bench_one
+    from grader.bench import bench_one
 
     out = {}
     for kid in args.repeat_katas:
@@ -132,7 +132,7 @@ def _latency(args, backend, cal, log):
 
 def _variants(args, backend, cal, log):
     from grader import catalog
-    from grader.cli.bench import bench_one
+    from grader.bench import bench_one
 
     kata = catalog.load("reduce")
     rows = [bench_one(kata, kata.solution_dir, backend=backend, calibration=cal, label="solution")]
@@ -147,7 +147,7 @@ def _variants(args, backend, cal, log):
 
 
 def _markdown(doc) -> str:
-    from grader.cli.bench import markdown_table
+    from grader.bench import markdown_table
 
     cal = doc.get("calibration") or {}
     lines = [f"# kata on {doc['gpu']} ({doc['date']})", ""]
@@ -209,7 +209,7 @@ def main(argv=None) -> int:
         with open(log_path, "a") as f:
             f.write(line + "\n")
 
-    from grader.cli.bench import roofline_plot, to_json
+    from grader.bench import roofline_plot, to_json
     from harness import calibrate
     from harness.gpu import GpuBackend
 

@@ -3,7 +3,7 @@ designs (one atomic per element, shared-memory tree, float4 + shuffles) come out
 import pytest
 
 from grader import catalog
-from grader.cli.bench import load_submission
+from grader.bench import load_submission
 from grader.perf import performance_stage
 from harness.timing import TimingPolicy
 from pathlib import Path

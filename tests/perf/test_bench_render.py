@@ -6,7 +6,8 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from grader.cli.bench import bench_command, markdown_table, roofline_plot, table_rows, to_json
+from grader.bench import markdown_table, roofline_plot, table_rows, to_json
+from grader.cli.bench import bench_command
 from grader.errors import EnvironmentProblem
 from grader.score import Ceilings, score_case, summarize
 from harness.gpu import available
