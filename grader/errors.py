@@ -46,9 +46,3 @@ class CatalogError(KataError):
     """A kata's files break docs/kata-format.md (the kata's author's fault, reported by file and key)."""
 
     exit_code = INTERNAL
-
-
-class InternalError(KataError):
-    """A bug of ours: the CLI prints the traceback and asks for a report."""
-
-    exit_code = INTERNAL

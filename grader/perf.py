@@ -191,7 +191,7 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
         if recheck:
             flags.append(f"{case}: the output changed during timing: {recheck[0]}")
         results.append(CaseTiming(dict(case), kt, bt, sc, recheck))
-        del bufs
+        bufs = None  # drop this case's device buffers before the next case allocates its own
     summary = _score.summarize([r.score for r in results], kata.bench.metric, kata.bench.targets,
                                kata.bench.ceiling)
     occ = tuple(occupancy_table(compiled.resources, backend.launches, backend.facts))

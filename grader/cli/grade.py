@@ -49,8 +49,7 @@ def list_katas() -> None:
     try:
         from grader import progress as _progress
 
-        if hasattr(_progress, "summary"):
-            progress = _progress.summary([k.id for k in katas])
+        progress = _progress.summary([k.id for k in katas])
     except Exception as exc:  # the store is optional for listing; say why it is missing
         _console(err=True).print(f"(progress unavailable: {exc})", style="dim")
     table = Table(box=None, pad_edge=False)

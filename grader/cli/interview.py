@@ -30,7 +30,6 @@ def _duration(seconds: float) -> str:
 
 def _submit_overdue(backend: str) -> None:
     """The deadline passing is noticed by the next command: freeze and grade those sessions."""
-    from grader import sessions
     from grader.store import Store
 
     with Store() as store:

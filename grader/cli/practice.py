@@ -204,11 +204,7 @@ def watch(directory: Path, backend: str) -> None:
     Grades DIRECTORY (default: the current folder) now, then again each time a .cu or .py file
     in it is saved. Ctrl-C stops.
     """
-    from grader.cli import grade as grade_cli
-
-    command = next((c for c in grade_cli.commands if c.name == "grade"), None)
-    if command is None:
-        raise UsageError("this kata has no `kata grade` command to run")
+    from grader.cli.grade import grade as command
 
     def regrade(changed: list[Path]) -> None:
         what = f"{', '.join(p.name for p in changed)} changed" if changed else "first grade"
