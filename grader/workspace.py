@@ -6,6 +6,7 @@ replaces); `kata grade` finds the kata through the folder's .kata marker or --ka
 from __future__ import annotations
 
 import shutil
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,18 @@ def start(kata_id: str, folder: Path | None = None, force: bool = False) -> tupl
     (folder / MARKER).write_text(f'kata = "{kata.id}"\nformat = {catalog.FORMAT}\n')
     written.append(MARKER)
     return folder, written
+
+
+def restore_stub(folder: Path, kata: catalog.Kata) -> Path:
+    """Put the kata's stub files back in folder (`kata reset`); the learner's current files are
+    copied first to folder/.kata-backup/<time>/, which is returned."""
+    backup = folder / ".kata-backup" / time.strftime("%Y%m%d-%H%M%S")
+    backup.mkdir(parents=True, exist_ok=True)
+    for source, target in FILES.items():
+        if (folder / target).is_file():
+            shutil.copy2(folder / target, backup / target)
+        (folder / target).write_text(kata.file(source).read_text())
+    return backup
 
 
 def _same(path: Path, kata: catalog.Kata, name: str) -> bool:

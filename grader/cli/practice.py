@@ -5,7 +5,6 @@ They parse, call grader.progress / grader.store / grader.catalog, and render.
 from __future__ import annotations
 
 import functools
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -142,8 +141,8 @@ def reset(kata_id: str, yes: bool) -> None:
     attempts stay in the history (`kata status` counts from the reset).
     """
     from grader import catalog
-    from grader.workspace import FILES as WORKSPACE_FILES
     from grader.store import Store
+    from grader.workspace import restore_stub
 
     kata = catalog.load(kata_id)
     with Store() as store:
@@ -152,12 +151,7 @@ def reset(kata_id: str, yes: bool) -> None:
         if folder is not None and folder.is_dir():
             if not yes:
                 click.confirm(f"Restore the stub of {kata_id} in {folder}?", abort=True)
-            backup = folder / ".kata-backup" / time.strftime("%Y%m%d-%H%M%S")
-            backup.mkdir(parents=True, exist_ok=True)
-            for source, target in WORKSPACE_FILES.items():
-                if (folder / target).is_file():
-                    shutil.copy2(folder / target, backup / target)
-                (folder / target).write_text(kata.file(source).read_text())
+            backup = restore_stub(folder, kata)
             click.echo(f"Restored {kata_id}'s stub in {folder} (your files: {backup}).")
         else:
             click.echo(f"No workspace of {kata_id} to restore; its progress starts over.")
