@@ -7,7 +7,7 @@ set -uo pipefail
 out=${1:?usage: gpu_run.sh OUT_DIR [suite options]}
 shift
 mkdir -p "$out"
-export KATA_HOME=${KATA_HOME:-/tmp/kata-home}
+export KATA_HOME=${KATA_HOME:-$(mktemp -d)/kata-home}
 python3 -m pip install --no-deps --no-build-isolation -e . -q >"$out/install.txt" 2>&1 || tail -5 "$out/install.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
   --format=csv >"$out/nvidia-smi.txt" 2>&1

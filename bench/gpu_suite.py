@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("KATA_HOME", "/tmp/kata-home")
+os.environ.setdefault("KATA_HOME", os.path.join(tempfile.gettempdir(), "kata-home"))
 
 VARIANTS = ("atomic_per_element", "shared_tree", "float4_shuffle")
 
