@@ -21,6 +21,7 @@ import datetime as dt
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def _latency(args, backend, cal, log):
     """`grader.pipeline.grade` of each solution on the GPU, as `kata grade` runs it: compile (a
     fresh compile cache), correctness in the isolated worker, then the performance stage."""
     import shutil
-    import tempfile
+
 
     from grader import bench_inputs, catalog, pipeline
     from harness import calibrate
