@@ -92,7 +92,6 @@ def _latency(args, backend, cal, log):
     fresh compile cache), correctness in the isolated worker, then the performance stage."""
     import shutil
 
-
     from grader import bench_inputs, catalog, pipeline
     from harness import calibrate
 
