@@ -46,3 +46,7 @@ class CatalogError(KataError):
     """A kata's files break docs/kata-format.md (the kata's author's fault, reported by file and key)."""
 
     exit_code = INTERNAL
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message, hint=hint or "the kata format is described in docs/kata-format.md; "
+                         "`kata dev check ID` checks a kata's files")
