@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from grader.bench import bench_jobs, bench_one, markdown_table, roofline_plot, table_rows, to_json
-from grader.cli.grade import handled
+from grader.cli._errors import handled
 from grader.errors import EnvironmentProblem
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from grader.cli.practice import reports_errors
+from grader.cli._errors import handled
 from grader.errors import UsageError
 
 BACKENDS = click.Choice(["auto", "gpu", "cpu"])
@@ -82,7 +82,7 @@ def interview() -> None:
               help="Session folder [default: ./interview-<id>].")
 @click.option("--backend", type=BACKENDS, default="auto", show_default=True,
               help="Backend for grading a session whose time ran out.")
-@reports_errors
+@handled
 def start(minutes: float, kata_list: str | None, level: str | None, count: int, seed: int | None,
           folder: Path | None, backend: str) -> None:
     """Pick katas, make their workspaces and start the countdown."""
@@ -115,7 +115,7 @@ def start(minutes: float, kata_list: str | None, level: str | None, count: int, 
 @click.argument("kata", required=False)
 @click.option("--backend", type=BACKENDS, default="auto", show_default=True,
               help="Where to run the kernel.")
-@reports_errors
+@handled
 def grade(kata: str | None, backend: str) -> None:
     """Run the public tests on KATA (default: the workspace you are in)."""
     from grader import sessions
@@ -144,7 +144,7 @@ def grade(kata: str | None, backend: str) -> None:
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--backend", type=BACKENDS, default="auto", show_default=True,
               help="Where to run the hidden tests.")
-@reports_errors
+@handled
 def submit(yes: bool, backend: str) -> None:
     """Freeze the workspaces, run the hidden tests and write the report."""
     from grader import sessions
@@ -162,7 +162,7 @@ def submit(yes: bool, backend: str) -> None:
 @interview.command()
 @click.option("--backend", type=BACKENDS, default="auto", show_default=True,
               help="Backend for grading a session whose time ran out.")
-@reports_errors
+@handled
 def status(backend: str) -> None:
     """Time left, attempts and hints of the interviews, newest last."""
     from grader.store import Store
@@ -190,7 +190,7 @@ def status(backend: str) -> None:
 
 @interview.command()
 @click.argument("session_id", metavar="[ID]", required=False)
-@reports_errors
+@handled
 def report(session_id: str | None) -> None:
     """Show a submitted interview's report again (default: the latest)."""
     from grader import sessions

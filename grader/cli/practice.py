@@ -4,30 +4,15 @@ They parse, call grader.progress / grader.store / grader.catalog, and render.
 """
 from __future__ import annotations
 
-import functools
-import sys
 import time
 from pathlib import Path
 
 import click
 
+from grader.cli._errors import handled
 from grader.errors import KataError, UsageError
 
 WATCHED_SUFFIXES = (".cu", ".cuh", ".h", ".py")
-
-
-def reports_errors(command):
-    """A KataError becomes its message on stderr and its exit code, never a traceback."""
-    @functools.wraps(command)
-    def wrapper(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except KataError as exc:
-            click.secho(f"error: {exc.message}", fg="red", err=True)
-            if exc.hint:
-                click.echo(exc.hint, err=True)
-            sys.exit(exc.exit_code)
-    return wrapper
 
 
 def _console():
@@ -56,7 +41,7 @@ def _short(path: str | None) -> str:
 
 
 @click.command()
-@reports_errors
+@handled
 def status() -> None:
     """Show your progress on each kata, and any interview running."""
     from rich.table import Table
@@ -89,7 +74,7 @@ def status() -> None:
 @click.command()
 @click.argument("kata_id", metavar="ID")
 @click.option("--give-up", is_flag=True, help="Show it before you have passed (recorded).")
-@reports_errors
+@handled
 def solution(kata_id: str, give_up: bool) -> None:
     """Show a kata's reference solution (after you pass it).
 
@@ -133,7 +118,7 @@ def solution(kata_id: str, give_up: bool) -> None:
 @click.command()
 @click.argument("kata_id", metavar="ID")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-@reports_errors
+@handled
 def reset(kata_id: str, yes: bool) -> None:
     """Restore a kata's stub and restart its clock.
 
@@ -191,7 +176,7 @@ def watch_folder(folder: Path, regrade, *, stop_event=None, debounce_ms: int = 3
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--backend", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               show_default=True, help="Where to run the kernel.")
-@reports_errors
+@handled
 def watch(directory: Path, backend: str) -> None:
     """Regrade a workspace on every save.
 
@@ -209,7 +194,7 @@ def watch(directory: Path, backend: str) -> None:
         except SystemExit:
             pass  # grade's exit code says pass/fail; watching goes on either way
         except KataError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
+            click.secho(f"kata: {exc}", fg="red", err=True)
         click.secho(f"watching {directory.resolve()} · Ctrl-C stops", dim=True)
 
     regrade([])
