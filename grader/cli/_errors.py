@@ -12,7 +12,7 @@ from rich.console import Console
 from grader.errors import INTERNAL, KataError
 
 
-def _console(err: bool = False) -> Console:
+def console(err: bool = False) -> Console:
     return Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
 
 
@@ -23,7 +23,7 @@ def handled(fn):
         try:
             return fn(*args, **kwargs)
         except KataError as exc:
-            err = _console(err=True)
+            err = console(err=True)
             err.print(f"kata: {exc.message}", style="red", markup=False)
             if exc.hint:
                 err.print(f"  {exc.hint}", markup=False)

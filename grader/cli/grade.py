@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from grader import catalog, workspace
-from grader.cli._errors import _console, handled
+from grader.cli._errors import console, handled
 from grader.errors import INTERNAL, UsageError
 
 
@@ -23,15 +23,15 @@ def list_katas() -> None:
 
         progress = _progress.summary([k.id for k in katas])
     except Exception as exc:  # the store is optional for listing; say why it is missing
-        _console(err=True).print(f"(progress unavailable: {exc})", style="dim")
+        console(err=True).print(f"(progress unavailable: {exc})", style="dim")
     table = Table(box=None, pad_edge=False)
     for col in ("id", "level", "title", "progress", "best score"):
         table.add_column(col)
     for k in katas:
         state, best = _progress_cells(progress.get(k.id))
         table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state, best)
-    _console().print(table)
-    _console().print("start one with `kata start ID`", style="dim")
+    console().print(table)
+    console().print("start one with `kata start ID`", style="dim")
 
 
 _STATE_STYLE = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
@@ -60,7 +60,7 @@ def start(kata_id: str, folder: Path | None, force: bool) -> None:
     from grader import progress
 
     progress.on_start(kata_id, made)
-    out = _console()
+    out = console()
     out.print(f"made {made}: {', '.join(files)}")
     out.print(f"read {made / 'statement.md'}, edit kernel.cu, then run `kata grade {_rel(made)}`")
 
@@ -95,7 +95,7 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -
     if as_json:
         click.echo(_report.to_json(result))
     else:
-        _report.render(result, _console(), extra=line)
+        _report.render(result, console(), extra=line)
     sys.exit({"pass": 0, "fail": 1}.get(result.verdict, INTERNAL))
 
 
@@ -115,11 +115,11 @@ def hint(folder: Path, kata_id: str | None) -> None:
     # The folder, not the cwd, decides whether the hint counts in an interview session.
     got = progress.next_hint(kata.id, list(kata.hints), workspace=Path(folder))
     if got is None:
-        _console().print(f"all {len(kata.hints)} hints for {kata.id} are shown; "
+        console().print(f"all {len(kata.hints)} hints for {kata.id} are shown; "
                          f"`kata solution {kata.id} --give-up` shows the solution")
         return
     index, text = got
-    _console().print(f"hint {index}/{len(kata.hints)} for {kata.id}: {text}")
+    console().print(f"hint {index}/{len(kata.hints)} for {kata.id}: {text}")
 
 
 @click.group("dev")
@@ -140,7 +140,7 @@ def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
 
     for kata_id in kata_ids:
         catalog.load(kata_id)  # unknown ids fail fast, with a did-you-mean
-    out = _console()
+    out = console()
 
     def show(c) -> None:
         mark = "[green]ok[/green]  " if c.ok else "[red]FAIL[/red]"
