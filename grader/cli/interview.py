@@ -10,16 +10,10 @@ from pathlib import Path
 
 import click
 
-from grader.cli._errors import handled
+from grader.cli._errors import console as _console, handled
 from grader.errors import UsageError
 
 BACKENDS = click.Choice(["auto", "gpu", "cpu"])
-
-
-def _console():
-    from rich.console import Console
-
-    return Console(highlight=False)
 
 
 def _duration(seconds: float) -> str:

@@ -9,16 +9,10 @@ from pathlib import Path
 
 import click
 
-from grader.cli._errors import handled
+from grader.cli._errors import console as _console, handled
 from grader.errors import KataError, UsageError
 
 WATCHED_SUFFIXES = (".cu", ".cuh", ".h", ".py")
-
-
-def _console():
-    from rich.console import Console
-
-    return Console(highlight=False)
 
 
 def _ago(ts: float | None) -> str:
