@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.cases import reference_params
+
 CAP_BYTES = 16 << 30
 
 
@@ -36,14 +38,6 @@ def _key(kata, case: dict, seed: int) -> str:
     blob = json.dumps([kata.id, sorted((k, repr(v)) for k, v in case.items()), int(seed),
                        hashlib.sha256(source).hexdigest()])
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def _env(kata, case: dict, inputs: dict) -> dict:
-    env = dict(case)
-    for a in kata.args:
-        if a.role == "scalar" and a.name in inputs:
-            env[a.name] = inputs[a.name]
-    return env
 
 
 def _load(folder: Path) -> tuple[dict, dict]:
@@ -100,7 +94,7 @@ def bench_data(kata, case: dict, seed: int) -> tuple[dict, dict, float]:
         except (OSError, ValueError, KeyError):
             shutil.rmtree(root / key, ignore_errors=True)
     inputs = kata.reference.generate(np.random.default_rng(seed), **case)
-    expected = kata.reference.reference(inputs, **_env(kata, case, inputs))
+    expected = kata.reference.reference(inputs, **reference_params(kata, case, inputs))
     if root is not None:
         try:
             _save(root, key, inputs, expected)

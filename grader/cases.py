@@ -52,6 +52,16 @@ class CaseData:
     elements: int  # input elements in total: how "large" the case is
 
 
+def reference_params(kata: Kata, params: dict, inputs: dict) -> dict:
+    """The case's parameters plus the scalar args generate() derived from the data (e.g. nnz): the
+    keyword arguments reference(), cost() and check() receive."""
+    env = dict(params)
+    for arg in kata.args:
+        if arg.role == "scalar" and arg.name in inputs:
+            env[arg.name] = inputs[arg.name]
+    return env
+
+
 def materialize(kata: Kata, case: Case) -> CaseData:
     """Inputs, expected outputs and scalar values of one case; the kata's contract checked."""
     ref = kata.file("reference.py")

@@ -17,6 +17,7 @@ import numpy as np
 
 from grader import score as _score
 from grader.bench_inputs import bench_data
+from grader.cases import reference_params
 from grader.occupancy import OccupancyResult, occupancy_table
 from harness import timing
 from harness.isolation import poison_byte
@@ -50,14 +51,6 @@ class PerformanceResult:
     data_s: float = 0.0  # of which making or loading bench inputs and reference outputs
 
 
-def _env(kata, case: dict, inputs: dict) -> dict:
-    env = dict(case)
-    for a in kata.args:
-        if a.role == "scalar" and a.name in inputs:
-            env[a.name] = inputs[a.name]
-    return env
-
-
 def _shape_count(kata, arg, env: dict) -> int:
     from grader.catalog import evaluate
 
@@ -71,7 +64,7 @@ def _check(kata, inputs: dict, outputs: dict, case: dict, expected: dict) -> lis
     """Mismatches of outputs under the kata's tolerance: the same rule as the correctness stage."""
     from grader.check import compare
 
-    res = compare(kata, inputs, outputs, expected, _env(kata, case, inputs))
+    res = compare(kata, inputs, outputs, expected, reference_params(kata, case, inputs))
     return [] if res.ok else [res.headline()]
 
 
@@ -81,7 +74,7 @@ class _Case:
     def __init__(self, kata, backend, case: dict, seed: int, inputs: dict | None = None):
         self.kata, self.backend, self.case = kata, backend, dict(case)
         self.inputs = inputs if inputs is not None else kata.reference.generate(np.random.default_rng(seed), **case)
-        env = _env(kata, case, self.inputs)
+        env = reference_params(kata, case, self.inputs)
         self.args: dict[str, object] = {}
         self.outs: dict = {}
         self.pristine: dict = {}
@@ -184,7 +177,7 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
         bt, why = (_time_baseline(kata, bufs, policy, flush, clock, backend) if with_baseline else (None, None))
         if why:
             flags.append(why)
-        cost = kata.reference.cost(**_env(kata, case, bufs.inputs))
+        cost = kata.reference.cost(**reference_params(kata, case, bufs.inputs))
         sc = _score.score_case(case, kata.bench.metric, kt.stats.median, cost, ceilings,
                                baseline_s=bt.stats.median if bt else None)
         flags.extend(f"{case}: {f}" for f in (*kt.flags, *sc.flags))
