@@ -108,15 +108,17 @@ class CpuBackend(Backend):
         from harness.emulator.counters import Tally
 
         fields = [f.name for f in dataclasses.fields(Tally)][2:]
+
+        def row(tally) -> np.ndarray:
+            return np.array([getattr(tally, f) for f in fields], np.int64)
+
         total = np.zeros(len(fields), np.int64)
         lines: dict[tuple, np.ndarray] = {}
         mix: dict[str, int] = {}
         for _, c in self._counters:
-            for tally in c.per_line.values():
-                row = np.array([getattr(tally, f) for f in fields], np.int64)
-                key = (tally.file, tally.line)
-                lines[key] = lines.get(key, 0) + row
-                total += row
+            total += row(c.total)  # every instruction, header code included
+            for key, tally in c.per_location.items():
+                lines[key] = lines.get(key, 0) + row(tally)
             for fam, count in c.mix.items():
                 mix[fam] = mix.get(fam, 0) + count
         own = self._filename
