@@ -58,8 +58,19 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def error_scales(kata: Kata, inputs: dict, params: dict) -> dict:
+    """{output: scale} that a "bound" tolerance multiplies by c * eps (reference.error_scale); {}
+    for other tolerances. It depends only on the inputs and params, like the expected outputs, so
+    grader/bench_inputs.py caches it beside them and compare() takes it precomputed."""
+    if kata.tolerance.kind == "bound" and kata.tolerance.c and hasattr(kata.reference, "error_scale"):
+        return dict(kata.reference.error_scale(inputs, **params) or {})
+    return {}
+
+
 def compare(kata: Kata, inputs: dict, outputs: dict, expected: dict, params: dict,
-            changed_inputs: tuple[str, ...] = ()) -> CheckResult:
+            changed_inputs: tuple[str, ...] = (), scales: dict | None = None) -> CheckResult:
+    """Outputs against expected under the kata's tolerance. scales: error_scales(kata, inputs,
+    params) when the caller has it already (the bench inputs' cache); None computes it here."""
     mismatches: list[Mismatch] = []
     count = 0
     if kata.tolerance.kind == "custom":
@@ -67,9 +78,8 @@ def compare(kata: Kata, inputs: dict, outputs: dict, expected: dict, params: dic
         mismatches = [Mismatch("", (), None, None, 0.0, str(m)) for m in messages[:MAX_MISMATCHES]]
         count = len(messages)
     else:
-        scales = {}
-        if kata.tolerance.kind == "bound" and kata.tolerance.c and hasattr(kata.reference, "error_scale"):
-            scales = kata.reference.error_scale(inputs, **params) or {}
+        if scales is None:
+            scales = error_scales(kata, inputs, params)
         for name, want in expected.items():
             got = outputs.get(name)
             found, n = _compare_one(kata, name, np.asarray(want), got, scales.get(name))

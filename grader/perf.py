@@ -60,11 +60,12 @@ def _shape_count(kata, arg, env: dict) -> int:
     return count
 
 
-def _check(kata, inputs: dict, outputs: dict, case: dict, expected: dict) -> list[str]:
-    """Mismatches of outputs under the kata's tolerance: the same rule as the correctness stage."""
+def _check(kata, inputs: dict, outputs: dict, case: dict, expected: dict, scales: dict | None = None) -> list[str]:
+    """Mismatches of outputs under the kata's tolerance: the same rule as the correctness stage
+    (scales: the error scales cached with the bench inputs, so they are not recomputed per check)."""
     from grader.check import compare
 
-    res = compare(kata, inputs, outputs, expected, reference_params(kata, case, inputs))
+    res = compare(kata, inputs, outputs, expected, reference_params(kata, case, inputs), scales=scales)
     return [] if res.ok else [res.headline()]
 
 
@@ -160,20 +161,20 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
     data_s = 0.0
     base = dict(backend=backend.name, gpu=backend.facts.name, ceilings=ceilings, health=health)
     for i, case in enumerate(cases if cases is not None else kata.bench.cases):
-        inputs, expected, spent = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i)
+        inputs, expected, scales, spent = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i)
         data_s += spent
         bufs = _Case(kata, backend, case, seed + BENCH_SEED_OFFSET + i, inputs)
         run = lambda: launch_fn(plan, **bufs.args)  # noqa: E731
         bufs.prepare()
         run()
         backend.synchronize()
-        wrong = _check(kata, bufs.inputs, bufs.outputs(), case, expected)
+        wrong = _check(kata, bufs.inputs, bufs.outputs(), case, expected, scales)
         if wrong:
             return PerformanceResult(False, **base, cases=tuple(results), summary=None, occupancy=(),
                                      flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=data_s,
                                      error=f"wrong at bench size {case}: " + "; ".join(wrong[:3]))
         kt = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush, clock=clock)
-        recheck = tuple(_check(kata, bufs.inputs, bufs.outputs(), case, expected))
+        recheck = tuple(_check(kata, bufs.inputs, bufs.outputs(), case, expected, scales))
         bt, why = (_time_baseline(kata, bufs, policy, flush, clock, backend) if with_baseline else (None, None))
         if why:
             flags.append(why)
