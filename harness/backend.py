@@ -98,6 +98,16 @@ class Backend(ABC):
     @abstractmethod
     def synchronize(self) -> None: ...
 
+    @abstractmethod
+    def equal(self, a: Buffer, b: Buffer) -> bool:
+        """Whether two buffers hold the same bytes (a different size is never equal), compared
+        where the buffers live: the perf stage's check after timing, against a copy made after the
+        checked run, moves no output to the host unless something changed."""
+
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        """Copy min(dst, src) bytes from src to dst, on the device (in-out buffers, output copies)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot copy between buffers")
+
     def free(self, buf: Buffer) -> None:  # optional: backends may free on close instead
         return None
 

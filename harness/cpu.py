@@ -88,6 +88,17 @@ class CpuBackend(Backend):
         if buf.nbytes:
             self._emu.memset(self._address(buf), byte, buf.nbytes)
 
+    def copy(self, dst: Buffer, src: Buffer) -> None:
+        n = min(dst.nbytes, src.nbytes)
+        if n:
+            self._emu.write(self._address(dst), self._emu.read(self._address(src), np.uint8, n))
+
+    def equal(self, a: Buffer, b: Buffer) -> bool:
+        if a.nbytes != b.nbytes:
+            return False
+        return not a.nbytes or np.array_equal(self._emu.read(self._address(a), np.uint8, a.nbytes),
+                                              self._emu.read(self._address(b), np.uint8, b.nbytes))
+
     # -- launches ------------------------------------------------------------------------------
     def launch(self, name, grid, block, shared, args) -> None:
         values = [self._address(a) if isinstance(a, Buffer) else a for a in args]

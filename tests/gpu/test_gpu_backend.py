@@ -55,3 +55,30 @@ def test_mangled_kernel_found_by_name(loaded, tmp_path):
 def test_facts_are_the_devices(backend):
     f = backend.facts
     assert f.sm_count > 0 and f.warp_size == 32 and f.l2_bytes > 0 and f.max_shared_per_block_optin >= 48 * 1024
+
+
+@pytest.mark.parametrize("dtype, n", [(np.float32, 1001), (np.uint8, 37), (np.float64, 5), (np.int16, 4097),
+                                      (np.uint32, 1 << 20)])
+def test_equal_compares_bytes_on_the_device(backend, dtype, n):
+    x = (np.arange(n) * 7 % 251).astype(dtype)
+    a, b = backend.upload(x), backend.upload(x)
+    assert backend.equal(a, b)
+    y = x.copy()
+    y.view(np.uint8)[-1] ^= 1
+    assert not backend.equal(a, backend.upload(y))
+    y = x.copy()
+    y.view(np.uint8)[0] ^= 0x80
+    assert not backend.equal(backend.upload(y), b)
+    assert backend.equal(a.view(1, n - 2), b.view(1, n - 2))  # unaligned views: a narrower word
+    assert not backend.equal(a.view(0, n - 1), a.view(1, n - 1))
+    assert not backend.equal(a, a.view(0, n - 1))
+
+
+def test_equal_is_bytewise_and_copy_keeps_bytes(backend):
+    zero, negzero = backend.upload(np.array([0.0], np.float32)), backend.upload(np.array([-0.0], np.float32))
+    assert not backend.equal(zero, negzero)
+    nan = backend.upload(np.full(3, np.nan, np.float32))
+    kept = backend.alloc(3, np.float32)
+    backend.copy(kept, nan)
+    assert backend.equal(nan, kept)
+    assert backend.equal(backend.alloc(0, np.float32), backend.alloc(0, np.float32))

@@ -60,3 +60,21 @@ def test_a_negative_int_reaches_the_kernel_as_the_learner_wrote_it(tmp_path):
     y = backend.upload(np.zeros(2, np.float32))
     Plan(backend, tmp_path / "launch.py").launch("put", grid=1, block=1, args=(y, -3, -(2**40)))
     assert backend.download(y).tolist() == [-3.0, -(2.0**40)]
+
+
+def test_copy_and_bytewise_equal():
+    backend = CpuBackend()
+    x = np.linspace(-1, 1, 1001, dtype=np.float32)
+    a, b = backend.upload(x), backend.alloc(1001, np.float32)
+    backend.copy(b, a)
+    assert backend.equal(a, b) and np.array_equal(backend.download(b), x)
+    y = x.copy()
+    y.view(np.uint8)[-1] ^= 1
+    assert not backend.equal(a, backend.upload(y))
+    assert not backend.equal(a, a.view(0, 1000))  # another size is never equal
+    assert backend.equal(a.view(3, 10), b.view(3, 10)) and not backend.equal(a.view(0, 10), a.view(1, 10))
+    zero, negzero = backend.upload(np.array([0.0], np.float32)), backend.upload(np.array([-0.0], np.float32))
+    assert not backend.equal(zero, negzero)  # bytes, not values
+    nan = backend.upload(np.array([np.nan], np.float32))
+    assert backend.equal(nan, nan)
+    assert backend.equal(backend.alloc(0, np.float32), backend.alloc(0, np.int8))
