@@ -197,6 +197,20 @@ class Worker:
             return None, problem
         return reply
 
+    def prefetch(self, target: str, **kwargs) -> bool:
+        """Ask the live worker to run `module:function`(**kwargs) in a background thread while the
+        grader does something else (the GPU worker loads bench inputs while the CPU emulator runs
+        the sanitizer). Non-blocking, no reply; the worker runs its next `run` only after it, and a
+        `call` target waits for it with harness.worker.wait_background(). Returns whether the
+        message was sent (False: no live worker; nothing is started for a prefetch)."""
+        if self._proc is None or self._conn is None or not self._proc.is_alive():
+            return False
+        try:
+            self._conn.send(("prefetch", (target, kwargs)))  # small: fits the pipe, never blocks
+        except Exception:  # a dead pipe, an unpicklable argument: no prefetch, the same grade
+            return False
+        return True
+
     def _exchange(self, message, timeout_s: float, doing: str):
         """Send `message` (None: send nothing) and receive the child's reply: (reply, None), or
         (None, Problem) when the child died, or did not answer within timeout_s (it is then killed).

@@ -9,6 +9,7 @@ import contextlib
 import importlib
 import io
 import os
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -68,6 +69,11 @@ def main(conn, memory_bytes: int | None) -> None:
             return
         if kind == "stop":
             return
+        if kind == "prefetch":  # no reply: the grader does not wait for it
+            start_background(*spec)
+            continue
+        if kind == "run":
+            wait_background()  # nothing of ours runs beside the learner's plan (stdout capture, the GPU)
         result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
         try:
             conn.send(result)
@@ -76,6 +82,42 @@ def main(conn, memory_bytes: int | None) -> None:
         except Exception as exc:  # an unpicklable finding or counter is our bug, not the learner's
             conn.send(RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
                                                         detail=traceback.format_exc())))
+
+
+# -- background work (Worker.prefetch) --------------------------------------------------------------
+
+#: background threads started by "prefetch" messages, oldest first; finished ones are dropped on wait
+_BACKGROUND: list[threading.Thread] = []
+#: tracebacks of background work that raised (swallowed: a prefetch never decides a verdict)
+BACKGROUND_ERRORS: list[str] = []
+
+
+def start_background(target: str, kwargs: dict) -> threading.Thread:
+    """Run `module:function`(**kwargs) in a daemon thread of this process; exceptions are swallowed
+    (kept in BACKGROUND_ERRORS). Whoever needs its results calls wait_background() first."""
+
+    def body() -> None:
+        try:
+            module, _, attr = target.partition(":")
+            getattr(importlib.import_module(module), attr)(**kwargs)
+        except BaseException:  # noqa: BLE001 - an optimisation that failed costs time, nothing else
+            BACKGROUND_ERRORS.append(traceback.format_exc())
+
+    thread = threading.Thread(target=body, daemon=True, name=f"kata-prefetch {target}")
+    _BACKGROUND.append(thread)  # registered before it starts: a wait never misses it
+    thread.start()
+    return thread
+
+
+def wait_background(timeout_s: float | None = None) -> tuple[float, bool]:
+    """Join the background threads started so far: (seconds waited, whether all of them finished).
+    With timeout_s, threads still running after it are left running (and reported as unfinished)."""
+    t0 = time.perf_counter()
+    deadline = None if timeout_s is None else t0 + timeout_s
+    for thread in list(_BACKGROUND):
+        thread.join(None if deadline is None else max(0.0, deadline - time.perf_counter()))
+    _BACKGROUND[:] = [t for t in _BACKGROUND if t.is_alive()]
+    return time.perf_counter() - t0, not _BACKGROUND
 
 
 class _LaunchPyProblem(Exception):

@@ -62,6 +62,13 @@ class FakeBackend(Backend):
     def synchronize(self):
         pass
 
+    def copy(self, dst, src):
+        n = min(dst.nbytes, src.nbytes)
+        self._array(dst).view(np.uint8)[:n] = self._array(src).view(np.uint8)[:n]
+
+    def equal(self, a, b):
+        return a.nbytes == b.nbytes and np.array_equal(self._array(a).view(np.uint8), self._array(b).view(np.uint8))
+
     def launch(self, name, grid, block, shared, args):
         if name != "reduce":
             return
@@ -92,3 +99,24 @@ FAKE = "fakes:make"
 
 def make(sanitize=False, counters=False):
     return FakeBackend(sanitize=sanitize, counters=counters)
+
+
+# -- targets for Worker.prefetch (background work in the worker) and Worker.call -------------------
+
+def slow_mark(path, seconds=0.0):
+    time.sleep(seconds)
+    with open(path, "w") as f:
+        f.write("done")
+
+
+def boom(**_):
+    raise RuntimeError("the prefetch failed")
+
+
+def background_state(launch_fn=None, launch_file=None, path=None):
+    """A `call` target: waits for the background work, then says what it left behind."""
+    from harness import worker
+
+    waited, finished = worker.wait_background()
+    mark = open(path).read() if path and os.path.exists(path) else None
+    return {"mark": mark, "errors": list(worker.BACKGROUND_ERRORS), "finished": finished, "waited": waited}
