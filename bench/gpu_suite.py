@@ -122,12 +122,22 @@ def _latency(args, backend, cal, log):
             shutil.rmtree(home, ignore_errors=True)
         perf = report.performance
         timing_s = getattr(perf, "wall_s", None)
-        out[kid] = {"total_s": total, "performance_s": timing_s, "data_s": getattr(perf, "data_s", None), "verdict": report.verdict,
-                    "stage": report.stage, "headline": report.headline,
+        phases = dict(getattr(perf, "phases", None) or {})
+        out[kid] = {"total_s": total, "performance_s": timing_s, "data_s": getattr(perf, "data_s", None),
+                    "phases": phases, "verdict": report.verdict, "stage": report.stage, "headline": report.headline,
                     "cases_run": getattr(report.correctness, "cases_run", None), "score": report.score}
         log(f"latency {kid}: {total:.1f} s ({report.verdict}, {report.headline}; performance stage "
-            f"{timing_s if timing_s is None else round(timing_s, 1)} s)")
+            f"{timing_s if timing_s is None else round(timing_s, 1)} s; {phases_text(phases)})")
     return out
+
+
+def phases_text(phases: dict) -> str:
+    """'prefetch_wait 0.4 s, setup 0.3 s, ...' in the stage's order; background (overlapped) work last."""
+    from grader.perf import PHASES
+
+    fg = [f"{k} {phases[k]:.2f} s" for k in PHASES if k in phases]
+    bg = [f"{k} {v:.2f} s" for k, v in phases.items() if k not in PHASES]
+    return ", ".join(fg) + (f" (overlapped with the sanitizer: {', '.join(bg)})" if bg else "")
 
 
 def _variants(args, backend, cal, log):
@@ -181,6 +191,11 @@ def _markdown(doc) -> str:
             score = f"{r['score']:.3f}" if r.get("score") is not None else "-"
             lines.append(f"| {k} | {r['total_s']:.1f} s | {perf} | {r['cases_run']} | {r['verdict']} | {score} |")
         lines.append("")
+        phased = [(k, r["phases"]) for k, r in doc["latency"].items() if r.get("phases")]
+        if phased:
+            lines += ["Performance-stage phases per kata (seconds; grader/perf.py PHASES):", ""]
+            lines += [f"- {k}: {phases_text(p)}" for k, p in phased]
+            lines.append("")
     if doc.get("variants"):
         v = doc["variants"]
         lines += ["## Three reduce designs in one run", "", markdown_table(v["rows"]),

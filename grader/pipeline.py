@@ -107,6 +107,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             return GradeReport(**base, verdict=verdict, stage="correctness", headline=failure.headline,
                                reasons=failure.reasons, compile=stage, resources=resources,
                                correctness=correctness, findings=findings)
+        if on_gpu:  # the GPU worker readies the performance stage while the emulator screens
+            _prefetch(worker, kata.id, seed)
         # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
         memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
         if on_gpu and not any(f.severity == "error" for f in memory.findings):
@@ -147,6 +149,12 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
 def _on_gpu(backend: str) -> bool:
     """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
     return backend == "gpu"
+
+
+def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
+    """Non-blocking: the GPU worker loads the backend, calibration, torch and bench inputs in the
+    background (grader.perf.prefetch) while the CPU emulator runs the sanitizer and the screen."""
+    worker.prefetch("grader.perf:prefetch", kata_id=kata_id, seed=seed)
 
 
 def _performance(worker: Worker, kata_id: str, compiled, seed: int):

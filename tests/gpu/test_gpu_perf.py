@@ -42,3 +42,18 @@ def test_three_reduce_designs_in_order(backend, calibration):
     a, t, f = scores["atomic_per_element"], scores["shared_tree"], scores["float4_shuffle"]
     assert a < t < f, scores
     assert t > 2 * a and f > 1.2 * t, scores  # clearly separated, not within noise
+
+
+def test_prefetch_feeds_the_stage_and_the_phases_add_up(backend, calibration):
+    from grader import perf
+
+    kata = catalog.load("reduce")
+    perf.prefetch("reduce", seed=0)
+    entry = perf._PREFETCHED[("reduce", 0)]
+    assert entry.error is None, entry.error
+    assert entry.backend is not None and entry.calibration is not None and len(entry.data) == len(kata.bench.cases)
+    res = grade(kata, kata.solution_dir, backend, calibration)
+    assert res.ok, (res.error, res.flags)
+    assert "data" not in res.phases and res.phases["check"] > 0 and "background_data" in res.phases
+    assert res.cases[0].recheck == ()
+    assert sum(v for k, v in res.phases.items() if k in perf.PHASES) <= res.wall_s * 1.01

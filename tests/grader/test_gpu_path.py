@@ -121,3 +121,26 @@ def test_the_correct_twin_of_the_small_path_passes_the_gpu_path(tmp_path, on_gpu
     assert r.memory.case["n"] > 32 and r.memory.screened >= 12  # every other public case, n = 1 included
     assert "more public cases (observers off)" in text_of(r)
     assert json.loads(report.to_json(r))["sanitizer"]["public_cases_screened"] == r.memory.screened
+
+
+def test_the_gpu_worker_prefetches_once_correctness_passed_before_the_sanitizer(tmp_path, on_gpu, monkeypatch):
+    order = []
+    monkeypatch.setattr(pipeline, "_prefetch", lambda worker, kid, seed: order.append(
+        ("prefetch", worker.program.backend, kid, seed)))
+    real = pipeline.sanitizer_stage
+    monkeypatch.setattr(pipeline, "sanitizer_stage", lambda *a, **k: order.append(("sanitizer",)) or real(*a, **k))
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
+    assert r.verdict == "pass" and order == [("prefetch", FAKE, "reduce", r.seed), ("sanitizer",)]
+    order.clear()
+    (tmp_path / "wrong").mkdir()
+    ws = workspace(tmp_path / "wrong", REDUCE.solution_dir / "kernel.cu")
+    with open(ws / "kernel.cu", "a") as f:
+        f.write('extern "C" __global__ void mode_wrong() {}\n')
+    r = grade(ws)
+    assert r.stage == "correctness" and order == []  # failed: nothing to prefetch for
+
+
+def test_a_prefetch_that_finds_no_gpu_changes_nothing(tmp_path, on_gpu):
+    # the real _prefetch: the fake GPU worker runs grader.perf.prefetch, which finds no CuPy
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
+    assert (r.verdict, r.stage) == ("pass", "done"), r.headline

@@ -18,8 +18,10 @@ def test_performance_section_shows_median_bandwidth_and_score():
     timing = TimingResult(Stats(20, 0.3e-3, 0.3e-3, 1e-6, 0.29e-3, 0.31e-3, 0.001), "noise",
                           (0.3e-3,) * 20, 0, None, None, 0.0, 0.0, 0.5)
     summary = score.summarize([sc], "roofline", {"pass": 0.5, "good": 0.75, "excellent": 0.9})
+    phases = {"prefetch_wait": 0.4, "setup": 0.3, "upload": 0.1, "check": 0.2, "kernel_timing": 0.35,
+              "recheck": 0.01, "baseline_timing": 0.35, "background_data": 0.05}
     perf = PerformanceResult(True, "gpu", "NVIDIA H200", ceilings, None,
-                             (CaseTiming(case, timing, timing, sc, ()),), summary, ())
+                             (CaseTiming(case, timing, timing, sc, ()),), summary, (), phases=phases)
     r = GradeReport(kata="reduce", title="Sum reduction", workspace=".", backend="gpu",
                     backend_reason="--backend gpu", seed=0, verdict="pass", stage="done",
                     headline="passed 26 cases", reasons=(), compile=CompileStage(True, (), ""),
@@ -31,3 +33,4 @@ def test_performance_section_shows_median_bandwidth_and_score():
     assert r.score == summary.value
     data = json.loads(report.to_json(r))
     assert data["performance"]["summary"]["tier"] == summary.tier and data["counters"] is None
+    assert data["performance"]["phases"] == phases  # where the stage's time went, for latency work

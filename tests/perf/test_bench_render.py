@@ -63,3 +63,22 @@ def test_bench_without_gpu_is_an_environment_problem():
     assert result.exit_code == EnvironmentProblem.exit_code == 3
     assert "need a CUDA GPU" in result.output and "--backend cpu" in result.output
     assert "Traceback" not in result.output
+
+
+def test_gpu_suite_latency_shows_the_performance_stage_phases():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "gpu_suite.py"
+    spec = importlib.util.spec_from_file_location("gpu_suite", path)
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    phases = {"prefetch_wait": 0.25, "setup": 0.5, "check": 0.125, "background_data": 1.5}
+    doc = {"gpu": "NVIDIA H200", "date": "2026-11-30", "latency": {
+        "scan": {"total_s": 9.0, "performance_s": 3.1, "phases": phases, "cases_run": 26, "verdict": "pass",
+                 "score": 0.6},
+        "bfs": {"error": "boom"}}}
+    text = suite._markdown(doc)
+    assert "| scan | 9.0 s | 3.1 s | 26 | pass | 0.600 |" in text
+    assert ("- scan: prefetch_wait 0.25 s, setup 0.50 s, check 0.12 s (overlapped with the sanitizer: "
+            "background_data 1.50 s)") in text
