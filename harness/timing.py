@@ -5,7 +5,7 @@
 2. A >= 256 MB write before every sample flushes the 60 MB L2; without it inputs that fit in L2
    run "faster than HBM". The flush is enqueued before the start event without a host sync, so
    the Python overhead of issuing the plan hides behind it instead of being timed as idle GPU.
-3. Stop on noise: >= 10 samples and >= 0.5 s, then when the relative standard error of the mean
+3. Stop on noise: >= 10 samples and >= 0.3 s, then when the relative standard error of the mean
    is <= 0.5 %, capped by a sample count and a wall-clock budget.
 4. The SM clock is read after every sample (NVML); samples far below the GPU's maximum clock
    are dropped when enough remain, and a low clock is flagged either way.
@@ -27,7 +27,7 @@ class TimingPolicy:
     warmup_calls: int = 3  # at least this many untimed calls
     warmup_s: float = 0.025  # and at least this long
     min_samples: int = 10
-    min_seconds: float = 0.5  # wall time spent sampling before the noise rule may stop
+    min_seconds: float = 0.3  # wall time spent sampling before the noise rule may stop (was 0.5 s: latency)
     target_rse: float = 0.005  # relative standard error of the mean to stop at
     max_samples: int = 2000
     max_seconds: float = 3.0  # the cap: a noisy GPU stops here and says so

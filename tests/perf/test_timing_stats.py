@@ -25,8 +25,8 @@ def test_stats_of_one_and_none():
 def test_no_stop_before_minimum_samples_and_time():
     steady = [1e-3] * 9
     assert stop_reason(steady, 0.4, TimingPolicy()) is None  # 9 samples, 0.4 s
-    assert stop_reason([1e-3] * 10, 0.49, TimingPolicy()) is None  # time not reached
-    assert stop_reason([1e-3] * 10, 0.5, TimingPolicy()) == "noise"
+    assert stop_reason([1e-3] * 10, 0.29, TimingPolicy()) is None  # time (0.3 s) not reached
+    assert stop_reason([1e-3] * 10, 0.3, TimingPolicy()) == "noise"
 
 
 def test_noisy_samples_run_until_a_cap():
@@ -73,3 +73,13 @@ def test_quick_policy_is_quicker():
 
 def test_fmt_time_units():
     assert fmt_time(2.5e-6) == "2.5 µs" and fmt_time(1.25e-3) == "1.250 ms" and fmt_time(2.0) == "2.000 s"
+
+
+def test_default_policy_samples_at_least_0_3_s_then_stops_on_noise():
+    pol = TimingPolicy()
+    assert (pol.min_seconds, pol.min_samples, pol.target_rse, pol.max_seconds) == (0.3, 10, 0.005, 3.0)
+    quiet = [1e-3] * 400  # no noise at all: only the time floor holds sampling back
+    assert stop_reason(quiet, 0.29, pol) is None and stop_reason(quiet, 0.3, pol) == "noise"
+    assert stop_reason(quiet[:9], 1.0, pol) is None  # and at least 10 samples
+    noisy = [1e-3, 2e-3] * 20
+    assert stop_reason(noisy, 0.5, pol) is None and stop_reason(noisy, 3.0, pol) == "time"
