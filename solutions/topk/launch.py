@@ -1,28 +1,28 @@
-"""Launch plan of the topk solution: top-k per chunk of a row; rounds of merging for long rows."""
+"""Launch plan of the topk solution: one launch per row (or chunk) of up to 16384 elements."""
 
-THREADS = 256
-BINS = 2048  # must match kernel.cu (RADIX_BITS = 11)
-CHUNK = 16384  # elements per block: a whole row for most shapes
+# (kernel, threads, elements per block); must match kernel.cu's topk_4k and topk_16k
+SMALL = ("topk_4k", 256, 4096)
+LARGE = ("topk_16k", 512, 16384)
 
 
 def launch(gpu, x, values, indices, R, L, k):
     P = 1
     while P < k:
         P *= 2
-    shared = 4 * BINS + 8 * P
-    # Each chunk must hold more than k elements so that every round shrinks the rows.
-    chunk = max(CHUNK, 4 * k)
+    shared = 8 * P  # the sort's keys and indices; the histogram is static
     src, src_idx, has_idx, length = x, indices, 0, L
     while True:
+        name, threads, chunk = SMALL if length <= SMALL[2] else LARGE
         chunks = gpu.cdiv(length, chunk)
         if chunks == 1:
-            gpu.launch("topk_chunk", grid=(1, R), block=THREADS, shared=shared,
-                       args=(src, src_idx, has_idx, length, length, chunk, k, P, values, indices, k))
+            gpu.launch(name, grid=(1, R), block=threads, shared=shared,
+                       args=(src, src_idx, has_idx, length, length, k, P, values, indices, k))
             return
-        # Each chunk keeps its k best (with their original indices); the next round picks among them.
+        # Each chunk keeps its k best (with their original indices); the next round picks among
+        # them. k <= 4096 = chunk / 4, so every round shrinks the rows at least fourfold.
         cand = chunks * k
         cand_vals = gpu.empty(R * cand, "float32")
         cand_idx = gpu.empty(R * cand, "int32")
-        gpu.launch("topk_chunk", grid=(chunks, R), block=THREADS, shared=shared,
-                   args=(src, src_idx, has_idx, length, length, chunk, k, P, cand_vals, cand_idx, cand))
+        gpu.launch(name, grid=(chunks, R), block=threads, shared=shared,
+                   args=(src, src_idx, has_idx, length, length, k, P, cand_vals, cand_idx, cand))
         src, src_idx, has_idx, length = cand_vals, cand_idx, 1, cand
