@@ -83,3 +83,21 @@ def test_default_policy_samples_at_least_0_3_s_then_stops_on_noise():
     assert stop_reason(quiet[:9], 1.0, pol) is None  # and at least 10 samples
     noisy = [1e-3, 2e-3] * 20
     assert stop_reason(noisy, 0.5, pol) is None and stop_reason(noisy, 3.0, pol) == "time"
+
+
+def test_the_garbage_collector_is_paused_for_a_measurement_and_restored():
+    import gc
+
+    from harness.timing import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
