@@ -93,7 +93,7 @@ def sanitizer_stage(kata, emulator: Worker, passed, *, counters: bool = True, la
     outcome, result = run_case(kata, emulator, data, sanitize=True, counters=counters)
     report = None
     if result is not None and result.counters is not None:
-        from grader.perf import memory_report
+        from grader.efficiency import memory_report
 
         params = {**data.case.params, **data.scalars}
         report = memory_report([result.counters], data.case.params, kata.reference.cost(**params))

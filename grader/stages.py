@@ -68,7 +68,7 @@ class CorrectnessStage:
 class MemoryStage:
     case: dict | None  # the case run with sanitizer and counters on (the largest passing one)
     findings: tuple  # what the sanitizer found on that run
-    report: object  # grader.perf.MemoryReport (None without counters)
+    report: object  # grader.efficiency.MemoryReport (None without counters)
     note: str  # why the stage is incomplete, if it is
     label: str = ""  # "" on the CPU; "sanitizer (CPU emulator)" when a GPU grade borrowed the emulator
     # GPU grades: public cases rerun on the emulator with observers off (engine findings only). When
