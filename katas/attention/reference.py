@@ -1,4 +1,7 @@
 """Attention: hostile Q, K, V, the float64 attention, 4BHS²D FLOPs, and the per-element error scale."""
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 
@@ -25,19 +28,37 @@ def generate(rng: np.random.Generator, B: int, H: int, S: int, D: int, causal: i
     return {"Q": q.astype(np.float32), "K": k.astype(np.float32), "V": v.astype(np.float32)}
 
 
-def _probabilities(inputs: dict, B: int, H: int, S: int, D: int, causal: int) -> np.ndarray:
-    q = inputs["Q"].astype(np.float64).reshape(B, H, S, D)
-    k = inputs["K"].astype(np.float64).reshape(B, H, S, D)
-    logits = q @ k.transpose(0, 1, 3, 2) / np.sqrt(D)
-    if causal:
-        logits = np.where(np.tril(np.ones((S, S), bool)), logits, -np.inf)
-    p = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return p / p.sum(axis=-1, keepdims=True)
+def _per_head(inputs: dict, B: int, H: int, S: int, D: int, causal: int, v, out: np.ndarray) -> np.ndarray:
+    """out[b, h] = P[b, h] @ v[b, h] in float64, where P is the softmax of Q Kᵀ / sqrt(D) (causal:
+    keys after the query masked). One (batch, head) at a time per thread: a bench shape's S x S
+    probabilities are 128 MB per head, so all heads at once would need tens of GB, and numpy
+    releases the GIL in exp and matmul, so the heads run in parallel."""
+    q = inputs["Q"].reshape(B * H, S, D)
+    k = inputs["K"].reshape(B * H, S, D)
+    v = np.asarray(v).reshape(B * H, S, D)
+    flat = out.reshape(B * H, S, D)
+    above = ~np.tril(np.ones((S, S), bool)) if causal else None
+
+    def head(i: int) -> None:
+        logits = q[i].astype(np.float64) @ k[i].astype(np.float64).T / np.sqrt(D)
+        if above is not None:
+            logits[above] = -np.inf
+        logits -= logits.max(axis=1, keepdims=True)
+        np.exp(logits, out=logits)
+        logits /= logits.sum(axis=1, keepdims=True)
+        flat[i] = logits @ v[i].astype(np.float64)
+
+    if B * H * S * S < 1 << 22:  # small cases (the correctness stage's): threads cost more than they save
+        for i in range(B * H):
+            head(i)
+    else:
+        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+            list(pool.map(head, range(B * H)))
+    return out
 
 
 def reference(inputs: dict, B: int, H: int, S: int, D: int, causal: int = 0, **_) -> dict:
-    v = inputs["V"].astype(np.float64).reshape(B, H, S, D)
-    return {"O": _probabilities(inputs, B, H, S, D, causal) @ v}
+    return {"O": _per_head(inputs, B, H, S, D, causal, inputs["V"], np.empty((B, H, S, D)))}
 
 
 def cost(B: int, H: int, S: int, D: int, causal: int = 0, **_) -> dict:
@@ -51,8 +72,7 @@ def error_scale(inputs: dict, B: int, H: int, S: int, D: int, causal: int = 0, *
     # O[i, d] = sum_j p_ij v_jd. float32 errors in the logits and in exp move each p_ij by a small
     # relative amount, so the error of O[i, d] scales with sum_j p_ij |v_jd| (the "row's scale"):
     # c = 1000 in kata.toml allows about 1.2e-4 of it.
-    v = np.abs(inputs["V"].astype(np.float64).reshape(B, H, S, D))
-    return {"O": _probabilities(inputs, B, H, S, D, causal) @ v}
+    return {"O": _per_head(inputs, B, H, S, D, causal, np.abs(inputs["V"]), np.empty((B, H, S, D)))}
 
 
 def baseline(torch, inputs: dict, B: int, H: int, S: int, D: int, causal: int = 0, **_):
