@@ -328,8 +328,8 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
             from harness.gpu import GpuBackend
 
             backend = GpuBackend()
-    if calibration is None:
-        calibration = pre.calibration if pre is not None and pre.calibration is not None else None
+    if calibration is None and pre is not None:
+        calibration = pre.calibration
     if calibration is None:
         calibration, _ = _cal.load_or_calibrate(backend)
     _, health = _cal.health_check(backend, calibration)
@@ -344,14 +344,12 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
     phases["setup"] = time.perf_counter() - t_setup
     flags = [health] if health else []
     results: list[CaseTiming] = []
-    data_s = 0.0
     base = dict(backend=backend.name, gpu=backend.facts.name, ceilings=ceilings, health=health)
     use_pre = pre is not None and cases is None and pre.cases == tuple(dict(c) for c in kata.bench.cases)
     for i, case in enumerate(cases if cases is not None else kata.bench.cases):
         data = pre.data.get(i) if use_pre else None
         if data is None:
             data = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i)
-            data_s += data.seconds
             _add(phases, "data", data.seconds)
         inputs, expected, scales = data.inputs, data.expected, data.scales
         t = time.perf_counter()
@@ -371,7 +369,7 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
         _add(phases, "check", time.perf_counter() - t_check)
         if wrong:
             return PerformanceResult(False, **base, cases=tuple(results), summary=None, occupancy=(),
-                                     flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=data_s,
+                                     flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=phases.get("data", 0.0),
                                      error=f"wrong at bench size {case}: " + "; ".join(wrong[:3]), phases=phases)
         t = time.perf_counter()
         kt = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush, clock=clock)
@@ -401,5 +399,5 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
     occ = tuple(occupancy_table(compiled.resources, backend.launches, backend.facts))
     ok = bool(results) and not any(r.recheck for r in results)
     return PerformanceResult(ok, **base, cases=tuple(results), summary=summary, occupancy=occ,
-                             flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=data_s,
+                             flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=phases.get("data", 0.0),
                              error=None if ok else "the output was wrong after timing", phases=phases)
