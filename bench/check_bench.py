@@ -1,4 +1,4 @@
-"""How long grader.check's elementwise compare takes on bench-size outputs, before and after it
+"""How long grader.grading.check's elementwise compare takes on bench-size outputs, before and after it
 worked in blocks (the perf stage runs it on every bench case's output).
 
     python bench/check_bench.py [--log2n 26] [--repeat 3]
@@ -6,7 +6,7 @@ worked in blocks (the perf stage runs it on every bench case's output).
 Cases: a float32 output against a float64 reference under a "bound" tolerance with a full-shape
 error scale (softmax's shape of check), the same with a one-element scale (reduce, spmv-like), and
 a uint32 output against a uint32 reference (scan, exact). "before" is the whole-array version of
-commit 9eb6e9e, kept here verbatim; "after" is grader.check._compare_one. Results are asserted equal.
+commit 9eb6e9e, kept here verbatim; "after" is grader.grading.check._compare_one. Results are asserted equal.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader import check  # noqa: E402
+from grader.grading import check  # noqa: E402
 from grader.catalog import Tolerance  # noqa: E402
-from grader.check import MAX_MISMATCHES, Mismatch  # noqa: E402
+from grader.grading.check import MAX_MISMATCHES, Mismatch  # noqa: E402
 
 
 def before(kata, name: str, want: np.ndarray, got, scale):
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     cases = [("float32 vs float64, full-shape scale", bound, ref, got, scale),
              ("float32 vs float64, one-element scale", bound, ref, got, np.ones(1)),
              ("uint32 vs uint32 (exact)", exact, ints, got_i, None)]
-    print(f"# grader.check._compare_one at n = 2^{args.log2n} ({n:,} elements), best of {args.repeat}")
+    print(f"# grader.grading.check._compare_one at n = 2^{args.log2n} ({n:,} elements), best of {args.repeat}")
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
           f"block {check.CHUNK:,} elements")
     print("| case | before | after | speed-up |")

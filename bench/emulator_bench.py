@@ -121,7 +121,7 @@ print(json.dumps({"n": n, "seconds": dt, "ok": bool(abs(out[0] - x.sum(dtype=np.
 
 
 def _module(emu, src: str):
-    from harness.compiler import compile
+    from harness.frontends.nvrtc import compile
 
     r = compile(src, filename="bench.cu")
     if not r.ok:

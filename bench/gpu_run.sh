@@ -12,7 +12,7 @@ python3 -m pip install --no-deps --no-build-isolation -e . -q >"$out/install.txt
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
   --format=csv >"$out/nvidia-smi.txt" 2>&1
 cat "$out/nvidia-smi.txt"
-python3 -c "import harness.compiler as c; print('NVRTC', c.nvrtc_version())"
+python3 -c "import harness.frontends.nvrtc as c; print('NVRTC', c.nvrtc_version())"
 if [ -z "${SKIP_TESTS:-}" ]; then
   timeout 240 python3 -m pytest tests/gpu -q -m gpu -p no:cacheprovider -rs >"$out/gpu_tests.txt" 2>&1
   tail -25 "$out/gpu_tests.txt"

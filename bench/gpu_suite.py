@@ -6,7 +6,7 @@
 1. calibrate  the GPU's copy/read bandwidth and fp32/bf16 peaks (saved to KATA_HOME's cache)
 2. solutions  every kata's solution over its bench shapes, with its library baseline
 3. repeat     5 grades of the reduce solution (and --repeat-katas) at bench size: spread of medians
-4. latency    per kata, a whole `kata grade --backend gpu` of the solution (grader.pipeline.grade:
+4. latency    per kata, a whole `kata grade --backend gpu` of the solution (grader.grading.pipeline.grade:
               compile with no cache, correctness in the isolated worker, timing), against 10 s;
               bench inputs come from the on-disk cache the solutions part filled (a re-grade)
 5. variants   three reduce designs graded in one run, which must rank atomic < tree < float4+shuffle
@@ -34,7 +34,7 @@ VARIANTS = ("atomic_per_element", "shared_tree", "float4_shuffle")
 
 def _solutions(args, backend, cal, log):
     from grader import catalog
-    from grader.bench import bench_one
+    from grader.performance.bench import bench_one
 
     rows = []
     for kid in args.katas or catalog.ids():
@@ -65,7 +65,7 @@ def _short(row) -> str:
 
 def _repeat(args, backend, cal, log):
     from grader import catalog
-    from grader.bench import bench_one
+    from grader.performance.bench import bench_one
 
     out = {}
     for kid in args.repeat_katas:
@@ -88,12 +88,14 @@ def _repeat(args, backend, cal, log):
 
 
 def _latency(args, backend, cal, log):
-    """`grader.pipeline.grade` of each solution on the GPU, as `kata grade` runs it: compile (a
+    """`grader.grading.pipeline.grade` of each solution on the GPU, as `kata grade` runs it: compile (a
     fresh compile cache), correctness in the isolated worker, then the performance stage."""
     import shutil
 
-    from grader import bench_inputs, catalog, pipeline
-    from harness import calibrate
+    from grader.performance import bench_inputs
+    from grader import catalog
+    from grader.grading import pipeline
+    from harness.measure import calibrate
 
     out = {}
     for kid in args.katas or catalog.ids():
@@ -133,7 +135,7 @@ def _latency(args, backend, cal, log):
 
 def phases_text(phases: dict) -> str:
     """'prefetch_wait 0.4 s, setup 0.3 s, ...' in the stage's order; background (overlapped) work last."""
-    from grader.perf import PHASES
+    from grader.performance.measured import PHASES
 
     fg = [f"{k} {phases[k]:.2f} s" for k in PHASES if k in phases]
     bg = [f"{k} {v:.2f} s" for k, v in phases.items() if k not in PHASES]
@@ -142,7 +144,7 @@ def phases_text(phases: dict) -> str:
 
 def _variants(args, backend, cal, log):
     from grader import catalog
-    from grader.bench import bench_one
+    from grader.performance.bench import bench_one
 
     kata = catalog.load("reduce")
     rows = [bench_one(kata, kata.solution_dir, backend=backend, calibration=cal, label="solution")]
@@ -157,7 +159,7 @@ def _variants(args, backend, cal, log):
 
 
 def _markdown(doc) -> str:
-    from grader.bench import markdown_table
+    from grader.performance.bench import markdown_table
 
     cal = doc.get("calibration") or {}
     lines = [f"# kata on {doc['gpu']} ({doc['date']})", ""]
@@ -193,7 +195,7 @@ def _markdown(doc) -> str:
         lines.append("")
         phased = [(k, r["phases"]) for k, r in doc["latency"].items() if r.get("phases")]
         if phased:
-            lines += ["Performance-stage phases per kata (seconds; grader/perf.py PHASES):", ""]
+            lines += ["Performance-stage phases per kata (seconds; grader/performance/measured.py PHASES):", ""]
             lines += [f"- {k}: {phases_text(p)}" for k, p in phased]
             lines.append("")
     if doc.get("variants"):
@@ -224,9 +226,9 @@ def main(argv=None) -> int:
         with open(log_path, "a") as f:
             f.write(line + "\n")
 
-    from grader.bench import roofline_plot, to_json
-    from harness import calibrate
-    from harness.gpu import GpuBackend
+    from grader.performance.bench import roofline_plot, to_json
+    from harness.measure import calibrate
+    from harness.backends.gpu import GpuBackend
 
     backend = GpuBackend()
     parts = args.parts.split(",")

@@ -25,12 +25,13 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> int:
     from grader import catalog
-    from grader.cases import reference_params
-    from grader.perf import _Case, _check
-    from harness import compiler, timing
-    from harness.gpu import GpuBackend
-    from harness.plan import Plan
-    from harness.worker import _load_launch
+    from grader.grading.cases import reference_params
+    from grader.performance.measured import _Case, _check
+    from harness.frontends import nvrtc as compiler
+    from harness.measure import timing
+    from harness.backends.gpu import GpuBackend
+    from harness.backends.plan import Plan
+    from harness.sandbox.worker import _load_launch
 
     ap = argparse.ArgumentParser()
     ap.add_argument("kata")
@@ -44,7 +45,7 @@ def main() -> int:
     backend = GpuBackend()
     bandwidth = 4.4e12
     try:
-        from harness import calibrate
+        from harness.measure import calibrate
 
         cal = calibrate.load_cached(backend.facts.name, backend.driver_version)
         if cal:

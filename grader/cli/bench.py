@@ -1,4 +1,4 @@
-"""Commands `kata bench [ID ...] [DIR]` and `kata calibrate`: parse, call grader.bench, render.
+"""Commands `kata bench [ID ...] [DIR]` and `kata calibrate`: parse, call grader.performance.bench, render.
 
 `kata bench` times kata solutions (or a workspace) over each kata's bench shapes on the GPU,
 prints a table, writes JSON and draws a roofline plot with the kernel, the library baseline and
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import click
 
-from grader.bench import bench_jobs, bench_one, markdown_table, roofline_plot, table_rows, to_json
+from grader.performance.bench import bench_jobs, bench_one, markdown_table, roofline_plot, table_rows, to_json
 from grader.cli._errors import handled
 from grader.errors import EnvironmentProblem
 
 
 def _gpu():
-    from harness.gpu import GpuBackend, GpuUnavailable
+    from harness.backends.gpu import GpuBackend, GpuUnavailable
 
     try:
         return GpuBackend()
@@ -46,7 +46,7 @@ def bench_command(targets, kata_id, out_dir):
     from rich.console import Console
     from rich.table import Table
 
-    from harness import calibrate
+    from harness.measure import calibrate
 
     jobs = bench_jobs(targets, kata_id)
     backend = _gpu()
@@ -75,7 +75,7 @@ def bench_command(targets, kata_id, out_dir):
 @handled
 def calibrate_command(show):
     """Measure this GPU's copy/read bandwidth and fp32/bf16 peaks; every later grade scores against them."""
-    from harness import calibrate
+    from harness.measure import calibrate
 
     backend = _gpu()
     if show:

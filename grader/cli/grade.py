@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from grader import catalog, workspace
+from grader import catalog
+from grader.grading import workspace
 from grader.cli._errors import console, handled
 from grader.errors import INTERNAL, UsageError
 
@@ -19,7 +20,7 @@ def list_katas() -> None:
     katas = catalog.all_katas()
     progress = {}
     try:
-        from grader import progress as _progress
+        from grader.practice import progress as _progress
 
         progress = _progress.summary([k.id for k in katas])
     except Exception as exc:  # the store is optional for listing; say why it is missing
@@ -57,7 +58,7 @@ def _progress_cells(row) -> tuple[str, str]:
 def start(kata_id: str, folder: Path | None, force: bool) -> None:
     """Make a workspace for kata ID in FOLDER (default ./ID): kernel.cu, launch.py, statement.md."""
     made, files = workspace.start(kata_id, folder, force=force)
-    from grader import progress
+    from grader.practice import progress
 
     progress.on_start(kata_id, made)
     out = console()
@@ -79,8 +80,9 @@ def start(kata_id: str, folder: Path | None, force: bool) -> None:
 @handled
 def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -> None:
     """Grade the kernel in FOLDER (default: here): compile, test, sanitize, measure."""
-    from grader import pipeline, progress, report as _report
-    from grader.cases import parse_overrides
+    from grader.grading import pipeline, report as _report
+    from grader.practice import progress
+    from grader.grading.cases import parse_overrides
 
     only = None
     if case_pairs:
@@ -110,7 +112,7 @@ def hint(folder: Path, kata_id: str | None) -> None:
         raise UsageError(f"{Path(folder).resolve()}: no .kata marker says which kata this is",
                          hint="pass --kata ID, or run it inside a workspace made by `kata start`")
     kata = catalog.load(kata_id)
-    from grader import progress
+    from grader.practice import progress
 
     # The folder, not the cwd, decides whether the hint counts in an interview session.
     got = progress.next_hint(kata.id, list(kata.hints), workspace=Path(folder))
@@ -134,7 +136,8 @@ def dev() -> None:
 @handled
 def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     """Test the katas' content: stubs fail, solutions pass, wrong/ kernels fail for their reason."""
-    from grader import audit, pipeline
+    from grader.catalog import audit
+    from grader.grading import pipeline
 
     pipeline.choose_backend(backend)  # no GPU: exit 3 before any work
 

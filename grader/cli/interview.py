@@ -1,6 +1,6 @@
 """Commands: `kata interview start | grade | submit | status` (a mock interview with hidden tests).
 
-They parse, call grader.sessions, and render. Every subcommand first checks the countdown: a
+They parse, call grader.practice.sessions, and render. Every subcommand first checks the countdown: a
 session whose deadline has passed is submitted before anything else happens.
 """
 from __future__ import annotations
@@ -17,14 +17,14 @@ BACKENDS = click.Choice(["auto", "gpu", "cpu"])
 
 
 def _duration(seconds: float) -> str:
-    from grader.progress import format_duration
+    from grader.practice.progress import format_duration
 
     return format_duration(seconds)
 
 
 def _submit_overdue(backend: str) -> None:
     """The deadline passing is noticed by the next command: freeze and grade those sessions."""
-    from grader.store import Store
+    from grader.practice.store import Store
 
     with Store() as store:
         overdue = [s for s in store.sessions("open") if s.deadline <= time.time()]
@@ -36,13 +36,13 @@ def _submit_overdue(backend: str) -> None:
 
 
 def _submit_and_render(session_id: str | None, backend: str) -> None:
-    from grader import sessions
-    from grader.interview_report import render_terminal
+    from grader.practice import sessions
+    from grader.practice.interview_report import render_terminal
 
     report = sessions.submit(session_id, backend=backend,
                              progress=lambda kata: click.echo(f"grading {kata} on the hidden tests"))
     render_terminal(report, _console())
-    from grader.store import Store
+    from grader.practice.store import Store
 
     with Store() as store:
         path = store.session(report.session_id).report_path
@@ -80,8 +80,8 @@ def interview() -> None:
 def start(minutes: float, kata_list: str | None, level: str | None, count: int, seed: int | None,
           folder: Path | None, backend: str) -> None:
     """Pick katas, make their workspaces and start the countdown."""
-    from grader import sessions
-    from grader.store import Store
+    from grader.practice import sessions
+    from grader.practice.store import Store
 
     if kata_list and level:
         raise UsageError("--katas and --level pick the katas two ways; give one of them")
@@ -112,8 +112,8 @@ def start(minutes: float, kata_list: str | None, level: str | None, count: int, 
 @handled
 def grade(kata: str | None, backend: str) -> None:
     """Run the public tests on KATA (default: the workspace you are in)."""
-    from grader import sessions
-    from grader.store import Store
+    from grader.practice import sessions
+    from grader.practice.store import Store
 
     _submit_overdue(backend)
     with Store() as store:
@@ -123,7 +123,7 @@ def grade(kata: str | None, backend: str) -> None:
                              hint="`kata interview status` shows where its report is")
         kata = sessions.kata_for(store, session, kata)
     result = sessions.grade_public(session, kata, backend)
-    from grader import report as report_view
+    from grader.grading import report as report_view
 
     # The pipeline's own rendering, so an interview grade reads the same as `kata grade`.
     report_view.render(result.report, _console(),
@@ -141,8 +141,8 @@ def grade(kata: str | None, backend: str) -> None:
 @handled
 def submit(yes: bool, backend: str) -> None:
     """Freeze the workspaces, run the hidden tests and write the report."""
-    from grader import sessions
-    from grader.store import Store
+    from grader.practice import sessions
+    from grader.practice.store import Store
 
     with Store() as store:
         session = sessions.current(store)
@@ -159,7 +159,7 @@ def submit(yes: bool, backend: str) -> None:
 @handled
 def status(backend: str) -> None:
     """Time left, attempts and hints of the interviews, newest last."""
-    from grader.store import Store
+    from grader.practice.store import Store
 
     _submit_overdue(backend)
     console = _console()
@@ -187,9 +187,9 @@ def status(backend: str) -> None:
 @handled
 def report(session_id: str | None) -> None:
     """Show a submitted interview's report again (default: the latest)."""
-    from grader import sessions
-    from grader.interview_report import render_terminal
-    from grader.store import Store
+    from grader.practice import sessions
+    from grader.practice.interview_report import render_terminal
+    from grader.practice.store import Store
 
     with Store() as store:
         session = sessions.current(store, session_id=session_id)
@@ -206,7 +206,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _verdict(outcome: dict) -> str:
-    from grader.interview_report import KataOutcome
+    from grader.practice.interview_report import KataOutcome
 
     return KataOutcome.from_dict(outcome).verdict
 

@@ -1,6 +1,6 @@
 """Commands: `kata status`, `kata solution`, `kata reset`, `kata watch`.
 
-They parse, call grader.progress / grader.store / grader.catalog, and render.
+They parse, call grader.practice.progress / grader.practice.store / grader.catalog, and render.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ WATCHED_SUFFIXES = (".cu", ".cuh", ".h", ".py")
 
 
 def _ago(ts: float | None) -> str:
-    from grader.progress import format_duration
+    from grader.practice.progress import format_duration
 
     return "-" if ts is None else f"{format_duration(time.time() - ts)} ago"
 
@@ -40,8 +40,9 @@ def status() -> None:
     """Show your progress on each kata, and any interview running."""
     from rich.table import Table
 
-    from grader import catalog, progress
-    from grader.store import Store
+    from grader import catalog
+    from grader.practice import progress
+    from grader.practice.store import Store
 
     rows = progress.summary(catalog.ids())
     table = Table(box=None, pad_edge=False)
@@ -78,8 +79,9 @@ def solution(kata_id: str, give_up: bool) -> None:
     """
     from rich.syntax import Syntax
 
-    from grader import catalog, progress
-    from grader.store import Store
+    from grader import catalog
+    from grader.practice import progress
+    from grader.practice.store import Store
 
     kata = catalog.load(kata_id)
     with Store() as store:
@@ -94,7 +96,7 @@ def solution(kata_id: str, give_up: bool) -> None:
                              hint=f"`kata hint` for a nudge, or `kata solution {kata_id} "
                                   "--give-up` to see it now (recorded)")
         store.add_event("solution" if passed else "give-up", kata_id)
-    from grader.interview_report import solution_of
+    from grader.practice.interview_report import solution_of
 
     source, explanation = solution_of(kata)
     console = _console()
@@ -120,8 +122,8 @@ def reset(kata_id: str, yes: bool) -> None:
     attempts stay in the history (`kata status` counts from the reset).
     """
     from grader import catalog
-    from grader.store import Store
-    from grader.workspace import restore_stub
+    from grader.practice.store import Store
+    from grader.grading.workspace import restore_stub
 
     kata = catalog.load(kata_id)
     with Store() as store:

@@ -1,5 +1,8 @@
 """Memory and issue counters per instruction and per source line, from the engine's observer hooks.
 
+The module is longer than ~300 lines: the per-warp sector, wavefront and issue tallies share one
+numba lane loop and its numpy fallback; splitting them by concern is the next step.
+
 What a profiler would tell the learner, computed exactly from the addresses each warp touched:
 
 - global: requests (one per warp per instruction), 32-byte sectors touched, and the ideal sector

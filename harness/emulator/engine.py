@@ -1,5 +1,8 @@
 """The SIMT scheduler: all threads of the resident blocks, grouped by program counter.
 
+The module is longer than ~300 lines: the loop, barrier and warp-sync bookkeeping and deadlock
+reports share the launch's group state; splitting them by concern is the next step.
+
 Lanes at the same PC form a group and run one instruction as one numpy operation, across warps
 and blocks. The lowest-PC group goes first: NVRTC places join points after both sides of a branch,
 so running the lower side first lets the sides meet again (reconverge) at the join. A group keeps
@@ -19,7 +22,7 @@ import time
 
 import numpy as np
 
-from . import boxes, ops
+from . import boxes, instructions, ops  # noqa: F401  (instructions: registers every builder)
 from .findings import Finding
 from .lanes import LaunchState
 from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, WARPSYNC
@@ -58,7 +61,6 @@ class Engine(LaunchState):
     """One launch. LaunchState holds the lanes, registers and memory windows; this is the loop."""
 
     def run(self) -> tuple[bool, int]:
-        ops.ensure_loaded()
         # Box runs (boxes.py) only without observers: the hooks take 1-D lane arrays.
         two = boxes.rows_view(self) if self.observer is None and self.N >= boxes.LAUNCH_MIN else None
         self.boxed = two is not None

@@ -175,17 +175,3 @@ def bind(eng, inst) -> None:
         inst.kind, inst.run = b(eng, inst)
     except UnsupportedPTX:
         inst.kind, inst.run = unsupported(inst)
-
-
-def _load_all() -> None:
-    from . import ops_atom, ops_bits, ops_ctrl, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
-
-
-_load_all_done = False
-
-
-def ensure_loaded() -> None:
-    global _load_all_done
-    if not _load_all_done:
-        _load_all()
-        _load_all_done = True

@@ -1,5 +1,8 @@
 """Shared-memory hazards and uninitialised reads, found from the engine's observer hooks.
 
+The module is longer than ~300 lines: the shadow-state hazard rules and their numba lane loop with
+its numpy fallback are one unit today; splitting them by concern is the next step.
+
 Lockstep execution hides races: the emulator runs a warp's lanes together, so a kernel missing a
 __syncthreads() usually computes the right answer here and the wrong one on a GPU. The sanitizer
 keeps shadow state per 4-byte shared word of every resident block instead:

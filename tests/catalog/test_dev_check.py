@@ -3,7 +3,8 @@ stub fails, each solution passes on public, drawn and hidden cases, and each wro
 for the reason its kata-expect line names (reduce is checked through the CLI in tests/cli)."""
 import pytest
 
-from grader import audit, catalog
+from grader.catalog import audit
+from grader import catalog
 
 IDS = [i for i in catalog.ids() if i != "reduce"]
 

@@ -38,7 +38,7 @@ def broken(tmp_path):
         if edit:
             path = folder / file
             path.write_text(edit(path.read_text()))
-        return catalog._load_folder(folder)
+        return catalog.loader._load_folder(folder)
     return folder, load
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from grader import catalog
-from grader.check import compare
+from grader.grading.check import compare
 
 KATA = catalog.load("spmv")
 ref = KATA.reference

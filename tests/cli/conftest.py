@@ -30,7 +30,7 @@ def kata():
 @pytest.fixture
 def fake_backend(monkeypatch):
     """Grades run on the numpy fake (through the real worker) instead of a GPU or the emulator."""
-    from grader import pipeline
+    from grader.grading import pipeline
 
     real = pipeline.choose_backend
     monkeypatch.setattr(pipeline, "choose_backend",
@@ -40,7 +40,7 @@ def fake_backend(monkeypatch):
 @pytest.fixture
 def cpu_backend(monkeypatch):
     """`auto` means the CPU emulator here even on a machine with a GPU."""
-    from grader import pipeline
+    from grader.grading import pipeline
 
     real = pipeline.choose_backend
     monkeypatch.setattr(pipeline, "choose_backend", lambda requested: real("cpu" if requested == "auto" else requested))

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from grader import pipeline
+from grader.grading import pipeline
 
 GOOD = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 {
@@ -42,7 +42,7 @@ def test_list(kata):
 
 
 def test_list_shows_progress_and_best_score(kata, tmp_path):
-    from grader.store import Store
+    from grader.practice.store import Store
 
     with Store() as store:
         for kata_id, verdict, score in (("reduce", "fail", None), ("reduce", "pass", 0.61),
@@ -181,7 +181,7 @@ def test_bad_case_option(kata, ws):
 
 
 def test_gpu_backend_without_a_gpu(kata, ws, monkeypatch):
-    from harness import gpu
+    from harness.backends import gpu
 
     monkeypatch.setattr(gpu, "available", lambda: False)
     r = kata("grade", "ws", "--backend", "gpu")
@@ -208,8 +208,8 @@ def test_hint(kata, ws, monkeypatch):
 
 
 def test_hint_for_a_folder_in_an_interview_counts_in_that_session(kata, tmp_path):
-    from grader.sessions import MARKER
-    from grader.store import Store
+    from grader.practice.marker import MARKER
+    from grader.practice.store import Store
 
     (tmp_path / "interview").mkdir()
     (tmp_path / "interview" / MARKER).write_text('{"session": "s1"}')

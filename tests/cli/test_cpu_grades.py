@@ -6,10 +6,10 @@ import shutil
 import pytest
 
 from grader import catalog
-from grader.audit import expectation
+from grader.catalog import wrong
 
 REDUCE = catalog.load("reduce")
-WRONG = sorted((REDUCE.solution_dir / "wrong").glob("*.cu"))
+WRONG = wrong.mistakes("reduce", REDUCE.solution_dir)
 
 
 def test_the_solution_passes_on_the_cpu(kata):
@@ -29,14 +29,10 @@ def test_the_stub_fails_with_a_readable_report(kata, tmp_path):
     assert "rerun: kata grade ws --backend cpu --case n=1" in r.output
 
 
-@pytest.mark.parametrize("path", WRONG, ids=[p.stem for p in WRONG])
-def test_each_wrong_kernel_fails_for_its_reason(kata, tmp_path, path):
-    kind, _ = expectation(path)
-    ws = tmp_path / path.stem
-    ws.mkdir()
-    shutil.copy(path, ws / "kernel.cu")
-    plan = path.with_name(path.stem + ".launch.py")
-    shutil.copy(plan if plan.is_file() else REDUCE.solution_dir / "launch.py", ws / "launch.py")
+@pytest.mark.parametrize("mistake", WRONG, ids=[m.name for m in WRONG])
+def test_each_wrong_kernel_fails_for_its_reason(kata, tmp_path, mistake):
+    kind = mistake.expect
+    ws = wrong.materialise("reduce", mistake.name, tmp_path / mistake.name)
     r = kata("grade", str(ws), "--kata", "reduce", "--backend", "cpu", "--json", "--examples", "4")
     data = json.loads(r.output)
     assert r.exit_code == 1 and data["verdict"] == "fail"
@@ -44,10 +40,7 @@ def test_each_wrong_kernel_fails_for_its_reason(kata, tmp_path, path):
 
 
 def test_findings_name_the_learners_line(kata, tmp_path):
-    ws = tmp_path / "race"
-    ws.mkdir()
-    shutil.copy(REDUCE.solution_dir / "wrong" / "missing_syncthreads.cu", ws / "kernel.cu")
-    shutil.copy(REDUCE.solution_dir / "launch.py", ws / "launch.py")
+    ws = wrong.materialise("reduce", "missing_syncthreads", tmp_path / "race")
     r = kata("grade", str(ws), "--kata", "reduce", "--backend", "cpu", "--examples", "2")
     assert r.exit_code == 1 and "race-raw kernel.cu:14" in r.output
     assert "s[threadIdx.x] += s[threadIdx.x + step];" in r.output

@@ -147,7 +147,7 @@ def _run_transpose(kernel, grid, block, args_of):
     emu_mod = pytest.importorskip("harness.emulator")
     if not hasattr(emu_mod, "Emulator"):
         pytest.skip("the emulator core is not there yet")
-    from harness.compiler import compile
+    from harness.frontends.nvrtc import compile
 
     src = (ZOO / "transpose.cu").read_text()
     r = compile(src, filename="transpose.cu")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.compiler import compile
+from harness.frontends.nvrtc import compile
 from harness.emulator import Emulator, boxes
 
 ZOO = Path(__file__).parent / "zoo"

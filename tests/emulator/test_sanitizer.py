@@ -273,7 +273,7 @@ def _launch(src: str, n: int = 128, flag_value: int = 0):
     emu_mod = pytest.importorskip("harness.emulator")
     if not hasattr(emu_mod, "Emulator"):
         pytest.skip("the emulator core is not there yet")
-    from harness.compiler import compile
+    from harness.frontends.nvrtc import compile
 
     r = compile(src, filename="kernel.cu")
     assert r.ok, r.log

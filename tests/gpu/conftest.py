@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from harness.gpu import available
+from harness.backends.gpu import available
 
 _HAVE_GPU = available()
 
@@ -36,7 +36,7 @@ def kata_home():
 
 @pytest.fixture(scope="session")
 def backend(kata_home):
-    from harness.gpu import GpuBackend
+    from harness.backends.gpu import GpuBackend
 
     b = GpuBackend()
     yield b
@@ -45,7 +45,7 @@ def backend(kata_home):
 
 @pytest.fixture(scope="session")
 def calibration(backend):
-    from harness.calibrate import load_or_calibrate
+    from harness.measure.calibrate import load_or_calibrate
 
     cal, _ = load_or_calibrate(backend)
     return cal

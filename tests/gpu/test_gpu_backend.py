@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from harness.compiler import compile as nvrtc_compile
-from harness.plan import Plan
+from harness.frontends.nvrtc import compile as nvrtc_compile
+from harness.backends.plan import Plan
 
 pytestmark = pytest.mark.gpu
 

@@ -3,9 +3,9 @@ designs (one atomic per element, shared-memory tree, float4 + shuffles) come out
 import pytest
 
 from grader import catalog
-from grader.bench import load_submission
-from grader.perf import performance_stage
-from harness.timing import TimingPolicy
+from grader.performance.bench import load_submission
+from grader.performance.measured import performance_stage
+from harness.measure.timing import TimingPolicy
 from pathlib import Path
 
 pytestmark = pytest.mark.gpu
@@ -45,11 +45,11 @@ def test_three_reduce_designs_in_order(backend, calibration):
 
 
 def test_prefetch_feeds_the_stage_and_the_phases_add_up(backend, calibration):
-    from grader import perf
+    from grader.performance import measured as perf, prefetching
 
     kata = catalog.load("reduce")
-    perf.prefetch("reduce", seed=0)
-    entry = perf._PREFETCHED[("reduce", 0)]
+    prefetching.prefetch("reduce", seed=0)
+    entry = prefetching._PREFETCHED[("reduce", 0)]
     assert entry.error is None, entry.error
     assert entry.backend is not None and entry.calibration is not None and len(entry.data) == len(kata.bench.cases)
     res = grade(kata, kata.solution_dir, backend, calibration)

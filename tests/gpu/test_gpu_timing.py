@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from harness import calibrate, timing
+from harness.measure import calibrate, timing
 
 pytestmark = pytest.mark.gpu
 

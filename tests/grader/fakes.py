@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from harness.backend import H200, Backend, Buffer
+from harness.backends.base import H200, Backend, Buffer
 from harness.emulator.findings import Finding
-from harness.gpu import base_name, parse_entries
+from harness.backends.gpu import base_name, parse_entries
 
 
 class FakeBackend(Backend):
@@ -115,7 +115,7 @@ def boom(**_):
 
 def background_state(launch_fn=None, launch_file=None, path=None):
     """A `call` target: waits for the background work, then says what it left behind."""
-    from harness import worker
+    from harness.sandbox import worker
 
     waited, finished = worker.wait_background()
     mark = open(path).read() if path and os.path.exists(path) else None

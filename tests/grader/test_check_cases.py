@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from grader import cases, catalog
-from grader.check import compare
+from grader.grading import cases
+from grader import catalog
+from grader.grading.check import compare
 from grader.errors import UsageError
 
 
@@ -88,7 +89,7 @@ def test_hypothesis_writes_nothing_into_the_workspace_or_the_cwd(tmp_path, monke
     from types import SimpleNamespace
 
     from fakes import FAKE
-    from grader import pipeline
+    from grader.grading import pipeline
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))

@@ -6,13 +6,13 @@ import types
 import numpy as np
 import pytest
 
-from grader import check
+from grader.grading import check
 from grader.catalog import Tolerance
-from grader.check import MAX_MISMATCHES, Mismatch
+from grader.grading.check import MAX_MISMATCHES, Mismatch
 
 
 def old_compare_one(kata, name: str, want: np.ndarray, got, scale):
-    """grader/check.py's _compare_one before blocks (commit 9eb6e9e), less the error branches."""
+    """grader/grading/check.py's _compare_one before blocks (commit 9eb6e9e), less the error branches."""
     got = np.asarray(got)
     got = got.reshape(want.shape)
     if got.dtype.kind in "iub" and want.dtype.kind in "iub" or kata.tolerance.kind == "exact":

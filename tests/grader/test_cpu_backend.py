@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from harness.compiler import compile
-from harness.cpu import CpuBackend
-from harness.plan import LaunchError, Plan
+from harness.frontends.nvrtc import compile
+from harness.backends.cpu import CpuBackend
+from harness.backends.plan import LaunchError, Plan
 
 SOURCE = '''
 __global__ void add_one(float* y, long long n)      // no extern "C": a mangled entry

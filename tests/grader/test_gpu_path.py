@@ -7,7 +7,8 @@ import pytest
 from rich.console import Console
 
 from fakes import FAKE
-from grader import catalog, pipeline, report
+from grader import catalog
+from grader.grading import pipeline, report
 
 REDUCE = catalog.load("reduce")
 
@@ -19,9 +20,16 @@ def on_gpu(monkeypatch):
 
 
 def workspace(tmp_path, kernel):
+    """A folder with `kernel` (a path, or the name of one of reduce's wrong kernels) as kernel.cu."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    shutil.copy(kernel, ws / "kernel.cu")
+    if isinstance(kernel, str):
+        from grader.catalog import wrong
+
+        mistake = {m.name: m for m in wrong.mistakes("reduce", REDUCE.solution_dir)}[kernel]
+        (ws / "kernel.cu").write_text(wrong.kernel_source(mistake))
+    else:
+        shutil.copy(kernel, ws / "kernel.cu")
     shutil.copy(REDUCE.solution_dir / "launch.py", ws / "launch.py")
     return ws
 
@@ -37,7 +45,7 @@ def text_of(r):
 
 
 def test_a_race_the_gpu_hides_fails_on_the_emulators_sanitizer(tmp_path, on_gpu):
-    r = grade(workspace(tmp_path, REDUCE.solution_dir / "wrong" / "missing_syncthreads.cu"))
+    r = grade(workspace(tmp_path, "missing_syncthreads"))
     assert (r.verdict, r.stage) == ("fail", "sanitizer") and "race-raw" in r.reasons, r.headline
     assert r.headline.startswith("outputs match on the GPU, but the sanitizer (CPU emulator) found race-raw at kernel.cu:")
     assert r.memory.label == "sanitizer (CPU emulator)" and r.memory.report is None  # no emulator counters
@@ -56,14 +64,14 @@ def test_a_clean_kernel_passes_and_says_where_the_sanitizer_ran(tmp_path, on_gpu
 def test_a_wrong_answer_on_the_gpu_is_diagnosed_on_the_emulator(tmp_path, on_gpu):
     # The fake "GPU" adds into out without zeroing it: NaN + sum. The emulator names no finding
     # for that (the launch plan's bug), so the reasons stay wrong-answer only.
-    ws = workspace(tmp_path, REDUCE.solution_dir / "wrong" / "uninitialized_output.cu")
+    ws = workspace(tmp_path, "uninitialized_output")
     shutil.copy(REDUCE.solution_dir / "wrong" / "uninitialized_output.launch.py", ws / "launch.py")
     r = grade(ws)
     assert (r.verdict, r.stage, r.reasons) == ("fail", "correctness", ("wrong-answer",)), r.headline
 
 
 def test_a_wrong_answer_on_the_gpu_gets_its_cause_from_the_emulator(tmp_path, on_gpu):
-    ws = workspace(tmp_path, REDUCE.solution_dir / "wrong" / "missing_syncthreads.cu")
+    ws = workspace(tmp_path, "missing_syncthreads")
     with open(ws / "kernel.cu", "a") as f:
         f.write('extern "C" __global__ void mode_wrong() {}\n')  # the fake GPU drops an element
     r = grade(ws)
@@ -141,6 +149,6 @@ def test_the_gpu_worker_prefetches_once_correctness_passed_before_the_sanitizer(
 
 
 def test_a_prefetch_that_finds_no_gpu_changes_nothing(tmp_path, on_gpu):
-    # the real _prefetch: the fake GPU worker runs grader.perf.prefetch, which finds no CuPy
+    # the real _prefetch: the fake GPU worker runs grader.performance.measured.prefetch, which finds no CuPy
     r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
     assert (r.verdict, r.stage) == ("pass", "done"), r.headline

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from harness.isolation import ArgValue, Program, RunSpec, Worker
+from harness.sandbox.isolation import ArgValue, Program, RunSpec, Worker
 
 PLAN = "def launch(gpu, out):\n    gpu.memset(out, 1)\n"
 BACKENDS = {

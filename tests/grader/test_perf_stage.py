@@ -1,4 +1,4 @@
-"""grader.perf.performance_stage without a GPU: the numpy fake plays the device, timing.measure is
+"""grader.performance.measured.performance_stage without a GPU: the numpy fake plays the device, timing.measure is
 replaced by a few plain runs. What is under test is the stage's own logic: the prefetch store and
 its fallbacks, the check after timing against device copies (host check only when bytes changed),
 and the phases it reports."""
@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from fakes import FakeBackend
-from grader import bench_inputs, catalog, check, perf
-from grader.score import Ceilings
-from harness import calibrate, timing
-from harness import worker as worker_mod
+from grader.performance import bench_inputs, measured as perf, prefetching
+from grader import catalog
+from grader.grading import check
+from grader.performance.score import Ceilings
+from harness.measure import calibrate, timing
+from harness.sandbox import worker as worker_mod
 
 CASES = ({"n": 5000}, {"n": 777})
 PTX = ".entry reduce(.param .u64 a, .param .u64 b, .param .u32 n) {}\n"
@@ -50,9 +52,9 @@ def env(tmp_path, monkeypatch):
     kata = dataclasses.replace(real, bench=dataclasses.replace(real.bench, cases=CASES))
     monkeypatch.setattr(catalog, "load", lambda kid: kata)
     Device.made = []
-    import harness.gpu
+    import harness.backends.gpu
 
-    monkeypatch.setattr(harness.gpu, "GpuBackend", Device)
+    monkeypatch.setattr(harness.backends.gpu, "GpuBackend", Device)
     cal = types.SimpleNamespace(ceilings=lambda: Ceilings(4e12, 60e12), copy_bandwidth=4e12)
     monkeypatch.setattr(calibrate, "load_or_calibrate", lambda backend, **k: (cal, False))
     monkeypatch.setattr(calibrate, "health_check", lambda backend, c: (4e12, None))
@@ -78,6 +80,7 @@ def env(tmp_path, monkeypatch):
         return real_bench_data(*a, **k)
 
     monkeypatch.setattr(perf, "bench_data", counted)
+    monkeypatch.setattr(prefetching, "bench_data", counted)
     real_compare = check.compare
 
     def compare(*a, **k):
@@ -86,7 +89,7 @@ def env(tmp_path, monkeypatch):
 
     monkeypatch.setattr(check, "compare", compare)
     yield state
-    perf._PREFETCHED.clear()
+    prefetching._PREFETCHED.clear()
 
 
 def launch_fn(state):
@@ -104,7 +107,7 @@ def stage(state, **kw):
 
 
 def prefetch_in_background(kata_id="reduce", seed=0):
-    worker_mod.start_background("grader.perf:prefetch", {"kata_id": kata_id, "seed": seed})
+    worker_mod.start_background("grader.performance.prefetching:prefetch", {"kata_id": kata_id, "seed": seed})
 
 
 def test_a_prefetched_grade_loads_nothing_itself_and_reports_its_phases(env):
@@ -120,7 +123,7 @@ def test_a_prefetched_grade_loads_nothing_itself_and_reports_its_phases(env):
         assert name in res.phases and res.phases[name] >= 0, name
     assert "data" not in res.phases and res.data_s == 0.0
     assert set(res.phases) <= set(perf.PHASES) | {k for k in res.phases if k.startswith("background_")}
-    assert perf._PREFETCHED == {}  # taken out of the store
+    assert prefetching._PREFETCHED == {}  # taken out of the store
 
 
 def test_without_a_prefetch_the_stage_loads_the_data_itself(env):
@@ -139,6 +142,7 @@ def test_a_failing_prefetch_changes_no_verdict(env, monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setattr(perf, "bench_data", only_in_the_foreground)
+    monkeypatch.setattr(prefetching, "bench_data", only_in_the_foreground)
     prefetch_in_background()
     res = stage(env)
     assert res.ok and res.phases["data"] > 0 and "background_data" in res.phases
@@ -146,23 +150,23 @@ def test_a_failing_prefetch_changes_no_verdict(env, monkeypatch):
 
 
 def test_a_prefetch_for_another_seed_or_other_cases_is_not_used(env):
-    perf.prefetch("reduce", seed=5)  # synchronously, here: 2 loads
+    prefetching.prefetch("reduce", seed=5)  # synchronously, here: 2 loads
     res = stage(env)
     assert res.ok and len(env.loads) == 4 and "data" in res.phases  # the stage loaded both cases itself
-    perf.prefetch("reduce", seed=0)
+    prefetching.prefetch("reduce", seed=0)
     res = stage(env, cases=[{"n": 5000}])
-    assert res.ok and len(env.loads) == 7 and "data" in res.phases and perf._PREFETCHED == {}
+    assert res.ok and len(env.loads) == 7 and "data" in res.phases and prefetching._PREFETCHED == {}
 
 
 def test_no_gpu_no_prefetch_work(env, monkeypatch):
-    import harness.gpu
+    import harness.backends.gpu
 
     def no_gpu():
-        raise harness.gpu.GpuUnavailable("no CUDA device")
+        raise harness.backends.gpu.GpuUnavailable("no CUDA device")
 
-    monkeypatch.setattr(harness.gpu, "GpuBackend", no_gpu)
-    perf.prefetch("reduce", seed=0)
-    entry = perf._PREFETCHED[("reduce", 0)]
+    monkeypatch.setattr(harness.backends.gpu, "GpuBackend", no_gpu)
+    prefetching.prefetch("reduce", seed=0)
+    entry = prefetching._PREFETCHED[("reduce", 0)]
     assert entry.backend is None and entry.data == {} and "no CUDA device" in entry.error
     assert env.loads == []
 
@@ -191,9 +195,9 @@ def test_the_device_copies_are_freed_with_each_case(env):
 
 
 def test_without_room_for_copies_the_host_checks_again(env, monkeypatch):
-    import harness.gpu
+    import harness.backends.gpu
 
-    monkeypatch.setattr(harness.gpu, "GpuBackend", NoCopy)
+    monkeypatch.setattr(harness.backends.gpu, "GpuBackend", NoCopy)
     res = stage(env)
     assert res.ok and env.compares == 4
 

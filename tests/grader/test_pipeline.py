@@ -4,7 +4,7 @@ import json
 import pytest
 
 from fakes import FAKE
-from grader import pipeline, report
+from grader.grading import pipeline, report
 from grader.errors import UsageError
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from harness.compiler import compile
-from harness.plan import LaunchError, Plan
+from harness.frontends.nvrtc import compile
+from harness.backends.plan import LaunchError, Plan
 
 from fakes import FakeBackend
 

@@ -1,12 +1,12 @@
 """Outputs are poisoned before every run with a value no correct kernel writes on purpose."""
-import shutil
 
 import numpy as np
 import pytest
 
-from grader import catalog, pipeline
-from harness.isolation import poison_byte
-from harness.worker import _poison
+from grader import catalog
+from grader.grading import pipeline
+from harness.sandbox.isolation import poison_byte
+from harness.sandbox.worker import _poison
 
 BFS = catalog.load("bfs")
 
@@ -27,11 +27,9 @@ def test_float_poison_is_nan_in_the_worker_and_in_a_memset(dtype):
 
 def test_bfs_that_leaves_unreachable_vertices_unwritten_fails(tmp_path):
     # -1 means "unreachable" in BFS: with all-ones poison this kernel passed every case.
-    wrong = BFS.solution_dir / "wrong" / "unreachable_not_initialized.cu"
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    shutil.copy(wrong, ws / "kernel.cu")
-    shutil.copy(BFS.solution_dir / "launch.py", ws / "launch.py")
+    from grader.catalog import wrong
+
+    ws = wrong.materialise("bfs", "unreachable_not_initialized", tmp_path / "ws")
     report = pipeline.grade("bfs", ws, backend="cpu", case={"n": 300, "graph": "components", "degree": 4})
     assert report.verdict == "fail" and report.reasons[0] == "wrong-answer", report.headline
     assert "expected -1" in report.headline

@@ -4,10 +4,11 @@ import json
 
 from rich.console import Console
 
-from grader import report, score
-from grader.perf import CaseTiming, PerformanceResult
-from grader.stages import CompileStage, CorrectnessStage, GradeReport
-from harness.timing import Stats, TimingResult
+from grader.grading import report
+from grader.performance import score
+from grader.performance.measured import CaseTiming, PerformanceResult
+from grader.grading.stages import CompileStage, CorrectnessStage, GradeReport
+from harness.measure.timing import Stats, TimingResult
 
 
 def test_performance_section_shows_median_bandwidth_and_score():

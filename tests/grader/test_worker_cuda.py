@@ -1,6 +1,6 @@
 """CUDA errors surface far below launch.py (kernel errors are asynchronous); they are the learner's."""
-from harness.isolation import Program
-from harness.worker import _classify
+from harness.sandbox.isolation import Program
+from harness.sandbox.worker import _classify
 
 
 class CUDARuntimeError(RuntimeError):

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from harness.isolation import ArgValue, Program, RunSpec, Worker
+from harness.sandbox.isolation import ArgValue, Program, RunSpec, Worker
 
 LIMIT_S = 30.0  # a wait longer than this is the bug under test (the timeouts below are 60 s)
 

@@ -1,10 +1,10 @@
 """Worker.prefetch: background work in the worker process that nobody waits for, until a later
-`run` (always) or a `call` target (harness.worker.wait_background) needs it; a failure in it is
+`run` (always) or a `call` target (harness.sandbox.worker.wait_background) needs it; a failure in it is
 swallowed and changes nothing else."""
 import time
 
 from fakes import FAKE
-from harness.isolation import ArgValue, Program, RunSpec, Worker
+from harness.sandbox.isolation import ArgValue, Program, RunSpec, Worker
 
 # out[0..3] = 1 when the prefetch's mark file exists at the time the plan runs, else 2
 LAUNCH = '''

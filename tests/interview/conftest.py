@@ -13,7 +13,7 @@ import pytest
 FAKE_GRADER = '''
 from pathlib import Path
 
-from grader.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
+from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
 from harness.emulator.findings import Finding
 
 def fake_grade(kata_id, folder, *, backend, hidden, seed=None):
@@ -56,7 +56,7 @@ def home(tmp_path, monkeypatch):
 
 @pytest.fixture
 def fake_pipeline(monkeypatch, home):
-    from grader import sessions
+    from grader.practice import sessions
 
     monkeypatch.setattr(sessions, "_grade", fake_grade)
     return fake_grade

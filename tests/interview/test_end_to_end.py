@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from grader import catalog
 from grader.cli import cli
-from grader.store import Store
+from grader.practice.store import Store
 
 
 @pytest.fixture

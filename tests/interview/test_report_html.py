@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from grader.interview_report import (FindingRow, InterviewReport, KataOutcome, SuiteResult,
+from grader.practice.interview_report import (FindingRow, InterviewReport, KataOutcome, SuiteResult,
                                      render_html, render_terminal, write_html)
 
 def _report() -> InterviewReport:
@@ -86,8 +86,8 @@ def test_chromium_renders_the_verdicts(tmp_path, chromium):
 def test_performance_and_memory_lines_come_from_the_stage_results():
     from types import SimpleNamespace
 
-    from grader.interview_report import _describe
-    from grader.score import ScoreSummary
+    from grader.practice.interview_report import _describe
+    from grader.performance.score import ScoreSummary
 
     summary = ScoreSummary("roofline", 0.81, 0.95, "good", {"pass": 0.5, "good": 0.75,
                                                              "excellent": 0.9}, "", "")

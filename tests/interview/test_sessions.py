@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import progress, sessions
+from grader.practice import progress, sessions
 from grader.cli import cli
-from grader.store import Store
+from grader.practice.store import Store
 
 
 
@@ -118,7 +118,7 @@ def test_cli_start_grade_status_submit(fake_pipeline, tmp_path):
 # must be frozen, and the next submit must finish it.
 _SLOW_SUBMIT = textwrap.dedent('''
     import sys, time
-    from grader import sessions
+    from grader.practice import sessions
     def slow(kata_id, folder, *, backend, hidden, seed=None):
         if hidden:
             Path(sys.argv[1]).write_text("grading")
@@ -156,8 +156,8 @@ def test_killing_a_submit_midway_loses_nothing_and_resumes(fake_pipeline, fake_g
 
 _SLOW_GRADE = textwrap.dedent('''
     import sys, time
-    from grader import sessions
-    from grader.store import Store
+    from grader.practice import sessions
+    from grader.practice.store import Store
     def slow(kata_id, folder, *, backend, hidden, seed=None):
         Path(sys.argv[1]).write_text("grading")
         time.sleep(60)

@@ -1,13 +1,14 @@
-"""The on-disk cache of bench-size inputs, reference outputs and error scales (grader/bench_inputs.py)."""
+"""The on-disk cache of bench-size inputs, reference outputs and error scales (grader/performance/bench_inputs.py)."""
 import json
 import os
 import time
 
 import numpy as np
 
-from grader import bench_inputs, catalog
-from grader.check import compare, error_scales
-from grader.cases import reference_params
+from grader.performance import bench_inputs
+from grader import catalog
+from grader.grading.check import compare, error_scales
+from grader.grading.cases import reference_params
 
 
 def test_second_call_loads_the_same_data(tmp_path, monkeypatch):

@@ -6,12 +6,12 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from grader.bench import markdown_table, roofline_plot, table_rows, to_json
+from grader.performance.bench import markdown_table, roofline_plot, table_rows, to_json
 from grader.cli.bench import bench_command
 from grader.errors import EnvironmentProblem
-from grader.score import Ceilings, score_case, summarize
-from harness.gpu import available
-from harness.timing import Stats, TimingResult
+from grader.performance.score import Ceilings, score_case, summarize
+from harness.backends.gpu import available
+from harness.measure.timing import Stats, TimingResult
 
 H200 = Ceilings(bandwidth=4.3e12, fp32=66.9e12, bf16=770e12)
 

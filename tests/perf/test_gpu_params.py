@@ -1,8 +1,8 @@
 """The GPU backend's PTX parameter parser and name resolution, checked on the CPU with real NVRTC PTX."""
 import numpy as np
 
-from harness.compiler import compile as nvrtc_compile
-from harness.gpu import base_name, facts_of, parse_entries, resolve
+from harness.frontends.nvrtc import compile as nvrtc_compile
+from harness.backends.gpu import base_name, facts_of, parse_entries, resolve
 
 SRC = r"""
 extern "C" __global__ void reduce(const float* x, float* out, int n) { if (n) out[0] = x[0]; }

@@ -1,7 +1,7 @@
-"""The CPU backend's memory-efficiency report (grader/perf.py), from emulator counter tallies."""
+"""The CPU backend's memory-efficiency report (grader/performance/measured.py), from emulator counter tallies."""
 from dataclasses import asdict, dataclass, replace
 
-from grader.efficiency import MEMORY_LABEL, memory_report
+from grader.performance.efficiency import MEMORY_LABEL, memory_report
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Theoretical occupancy against NVIDIA's calculator for compute capability 9.0."""
-from grader.occupancy import occupancy, occupancy_table
-from harness.backend import H200
-from harness.compiler import Resources
+from grader.performance.occupancy import occupancy, occupancy_table
+from harness.backends.base import H200
+from harness.frontends.nvrtc import Resources
 
 
 def res(regs, smem=0, name="k", spills=(0, 0)):

@@ -1,7 +1,7 @@
-"""Roofline fractions, GTEPS, x library, tiers and geometric means (grader/score.py)."""
+"""Roofline fractions, GTEPS, x library, tiers and geometric means (grader/performance/score.py)."""
 import pytest
 
-from grader.score import Ceilings, geomean, roofline_time, score_case, summarize, tier
+from grader.performance.score import Ceilings, geomean, roofline_time, score_case, summarize, tier
 
 H200 = Ceilings(bandwidth=4.3e12, fp32=66.9e12, bf16=989e12)
 

@@ -1,10 +1,10 @@
-"""The statistics and stopping rule of harness/timing.py, on synthetic samples (no GPU)."""
+"""The statistics and stopping rule of harness/measure/timing.py, on synthetic samples (no GPU)."""
 import math
 
 import numpy as np
 import pytest
 
-from harness.timing import (QUICK, TimingPolicy, fmt_time, host_excess_flag, keep_by_clock, stats,
+from harness.measure.timing import (QUICK, TimingPolicy, fmt_time, host_excess_flag, keep_by_clock, stats,
                             stop_reason)
 
 
@@ -88,7 +88,7 @@ def test_default_policy_samples_at_least_0_3_s_then_stops_on_noise():
 def test_the_garbage_collector_is_paused_for_a_measurement_and_restored():
     import gc
 
-    from harness.timing import gc_paused
+    from harness.measure.timing import gc_paused
 
     assert gc.isenabled()
     with gc_paused():

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import progress
+from grader.practice import progress
 from grader.cli import cli
 from grader.cli.practice import watch_folder
-from grader.store import Store
+from grader.practice.store import Store
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ import sys
 import time
 from dataclasses import dataclass
 
-from grader import catalog, progress
-from grader.store import Store
+from grader import catalog
+from grader.practice import progress
+from grader.practice.store import Store
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import progress
-from grader.store import Store
+from grader.practice import progress
+from grader.practice.store import Store
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from grader.store import SCHEMA_VERSION, Session, Store, StoreError
+from grader.practice.store import SCHEMA_VERSION, Session, Store, StoreError
 
 
 def test_kata_home_decides_where_the_file_lives(tmp_path, monkeypatch):
@@ -67,7 +67,7 @@ def test_a_newer_schema_is_refused_with_the_next_step(tmp_path):
 # we SIGKILL it mid-stream. Every id it printed must be in the file afterwards.
 _WRITER = textwrap.dedent("""
     import sys
-    from grader.store import Store
+    from grader.practice.store import Store
     store = Store(sys.argv[1])
     i = 0
     while True:
@@ -100,7 +100,7 @@ def test_killing_a_writer_mid_stream_loses_no_committed_attempt(tmp_path):
 
 
 def test_a_new_migration_upgrades_an_existing_file_in_place(tmp_path, monkeypatch):
-    from grader import store as store_module
+    from grader.practice import store as store_module
 
     with Store(tmp_path / "kata.db") as store:
         store.add_attempt("reduce", "/w", "pass", "cpu", "kept")

@@ -19,3 +19,4 @@ extern "C" __global__ void reduce(const float* __restrict__ x, float* __restrict
         atomicAdd(out, s[0]);
     }
 }
+// full file: a race needs the shared-memory tree; the solution reduces with shuffles and has no tree to race in.

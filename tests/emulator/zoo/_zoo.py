@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.compiler import compile
+from harness.frontends.nvrtc import compile
 
 ZOO = Path(__file__).parent
 CASES: dict[str, tuple[str, tuple, object, dict]] = {}  # name -> (.cu stem, sizes, function, options)

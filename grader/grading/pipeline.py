@@ -1,0 +1,270 @@
+"""One grade: compile → static resources → correctness → sanitizer (and memory counters on the CPU)
+→ performance (GPU) → GradeReport. Each stage returns one frozen result; the first failed stage
+ends the grade. The GPU has no sanitizer, so a GPU grade runs that stage, a screen of its public
+cases with observers off, and the rerun that names a failure's cause, on kata's CPU emulator
+(grader/grading/runs.py).
+
+`grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
+so hidden tests and practice grades can never drift apart.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from pathlib import Path
+
+from grader.grading import cases as _cases
+from grader import catalog
+from grader.errors import EnvironmentProblem, UsageError
+from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
+                         sanitizer_stage, screen_stage, where as _where)
+from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
+from grader.grading.workspace import Submission, locate
+from harness.frontends import nvrtc as compiler
+from harness.sandbox.isolation import Program, Worker
+
+CASE_TIMEOUT_S = 120.0
+CPU_MEMORY_CAP = 8 << 30  # address space of a CPU worker: a runaway allocation ends the worker only
+PERF_TIMEOUT_S = 540.0
+#: failures on the GPU whose cause the emulator's sanitizer may name: an out-of-bounds access that
+#: crashed the GPU, a shuffle naming exited lanes that hung it (the emulator's watchdog bounds a rerun)
+_DIAGNOSED = ("wrong-answer", "crash", "timeout")
+
+
+def choose_backend(requested: str) -> tuple[str, str]:
+    """(backend, why) for --backend auto|gpu|cpu."""
+    if requested == "cpu":
+        return "cpu", "--backend cpu"
+    try:
+        from harness.backends import gpu as _gpu
+
+        available = _gpu.available()
+    except Exception:
+        available = False
+    if requested == "gpu":
+        if not available:
+            raise EnvironmentProblem("--backend gpu: CuPy sees no CUDA GPU on this machine",
+                                     hint="install kata[gpu] on a machine with a GPU, or use --backend cpu")
+        return "gpu", "--backend gpu"
+    if requested != "auto" and ":" not in requested:
+        raise UsageError(f"--backend {requested!r}: choose auto, gpu or cpu")
+    if ":" in requested:  # tests: a Backend factory "module:function"
+        return requested, "test backend"
+    if available:
+        return "gpu", "auto: CuPy sees a CUDA GPU"
+    return "cpu", "auto: no CUDA GPU visible to CuPy, so kata's CPU emulator runs the PTX"
+
+
+def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
+          examples: int | None = None, case: dict | None = None, hidden: bool = False,
+          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S) -> GradeReport:
+    """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
+    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case)."""
+    sub = locate(folder, kata_id, launch_file=launch_file)
+    kata = sub.kata
+    seed = _cases.DEFAULT_SEED if seed is None else int(seed)
+    examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
+    chosen, why = choose_backend(backend)
+    base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
+                backend_reason=why, seed=seed, notes=sub.notes)
+
+    compiled, stage = _compile(sub)
+    if not stage.ok:
+        return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
+                           reasons=("compile-error",), compile=stage)
+    resources = ResourceStage(tuple(compiled.resources.values()), ())
+    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
+    rerun_base = _rerun_command(sub, kata_id, backend)
+    on_gpu = _on_gpu(chosen)
+    with contextlib.ExitStack() as stack:
+        worker = stack.enter_context(Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP))
+        # The sanitizer runs on kata's emulator; a GPU grade starts a CPU worker for it when needed.
+        emulator = stack.enter_context(Worker(dataclasses.replace(program, backend="cpu"), timeout_s=timeout_s,
+                                              memory_bytes=CPU_MEMORY_CAP)) if on_gpu else worker
+        label = EMULATOR_LABEL if on_gpu else "the sanitizer"
+        runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
+
+        def attempt(c: _cases.Case) -> CaseOutcome:
+            data = _cases.materialize(kata, c)
+            outcome, _ = run_case(kata, worker, data)
+            runs[c.label()] = (data, outcome)
+            return outcome
+
+        search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
+        passed = [(d, o) for d, o in runs.values() if not o.failed]
+        findings = merge_findings(f for _, o in runs.values() for f in o.findings)
+        launches = next((o.launches for _, o in passed if o.launches), ())
+        resources = ResourceStage(resources.kernels, _occupancy(compiled, launches, chosen))
+        correctness = _correctness(search, seed, examples, rerun_base)
+        if correctness.failure is not None:
+            failure = correctness.failure
+            if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
+                data = runs[search.failure.case.label()][0]
+                failure, findings = diagnose(kata, emulator, data, failure, findings, label)
+                correctness = dataclasses.replace(correctness, failure=failure)
+            verdict = "error" if failure.reason == "" else "fail"
+            return GradeReport(**base, verdict=verdict, stage="correctness", headline=failure.headline,
+                               reasons=failure.reasons, compile=stage, resources=resources,
+                               correctness=correctness, findings=findings)
+        if on_gpu:  # the GPU worker readies the performance stage while the emulator screens
+            _prefetch(worker, kata.id, seed)
+        # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
+        memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
+        if on_gpu and not any(f.severity == "error" for f in memory.findings):
+            # The engine's findings (deadlock, out-of-bounds, ...) show only on the cases whose data
+            # trigger them; on the CPU every case met the engine, so on the GPU the public ones do too.
+            memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory)
+        findings = merge_findings([*findings, *memory.findings])
+        common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
+        errors = [f for f in findings if f.severity == "error"]
+        if errors:
+            first = errors[0]
+            match = "outputs match on the GPU, but the sanitizer (CPU emulator) found" if on_gpu else "outputs match, but"
+            # The emulator's case may be one the learner never saw fail: name it for --case.
+            on_case = f" for {_cases.Case(memory.case, '', seed).label()}" if on_gpu and memory.case else ""
+            return GradeReport(**base, verdict="fail", stage="sanitizer",
+                               headline=f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
+                               reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
+        if not on_gpu:
+            return GradeReport(**base, verdict="pass", stage="done",
+                               headline=f"passed {correctness.cases_run} cases", reasons=(), **common)
+        perf, problem = _performance(worker, kata.id, compiled, seed)
+        if problem is not None:
+            return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
+                               stage="performance", headline=f"performance stage: {problem.message}",
+                               reasons=(PROBLEM_REASON.get(problem.kind) or "error",), **common)
+        if perf is not None and not getattr(perf, "ok", True):
+            # e.g. correct on the small cases but wrong at the bench size (index overflow)
+            return GradeReport(**base, verdict="fail", stage="performance",
+                               headline=f"performance stage: {perf.error}", reasons=("wrong-answer",),
+                               performance=perf, **common)
+        summary = getattr(perf, "summary", None)
+        tail = f"; {summary.headline()}" if summary is not None else ""
+        return GradeReport(**base, verdict="pass", stage="done",
+                           headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                           performance=perf, **common)
+
+
+def _on_gpu(backend: str) -> bool:
+    """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
+    return backend == "gpu"
+
+
+def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
+    """Non-blocking: the GPU worker loads the backend, calibration, torch and bench inputs in the
+    background (grader.performance.prefetching.prefetch) while the CPU emulator runs the sanitizer and the screen."""
+    worker.prefetch("grader.performance.prefetching:prefetch", kata_id=kata_id, seed=seed)
+
+
+def _performance(worker: Worker, kata_id: str, compiled, seed: int):
+    """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
+    return worker.call("grader.grading.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
+                       kata_id=kata_id, compiled=compiled, seed=seed)
+
+
+# -- stages ------------------------------------------------------------------------------------
+
+def _compile(sub: Submission):
+    raw = sub.kernel.read_bytes()
+    name = sub.kernel.name
+    if not raw.strip():
+        return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
+                                  f"(or `kata start {sub.kata.id} --force` for a fresh stub)")
+    if b"\0" in raw:
+        return None, CompileStage(False, (), "", f"{name} is not a text file (it holds NUL bytes): "
+                                  "is it a binary that was saved under this name?")
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, CompileStage(False, (), "", f"{name} is not UTF-8 text (byte {exc.start} is "
+                                  f"0x{raw[exc.start]:02x}); save it as UTF-8")
+    launch_problem = _check_launch_syntax(sub.launch)
+    if launch_problem:
+        return None, CompileStage(False, (), "", launch_problem)
+    try:
+        compiled = compiler.compile(source, name, cubin=True)
+    except compiler.CompilerUnavailable as exc:
+        raise EnvironmentProblem(str(exc), hint="pip install nvidia-cuda-nvrtc cuda-bindings") from None
+    stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
+                         nvrtc_version=compiled.nvrtc_version)
+    return compiled, stage
+
+
+def _check_launch_syntax(path: Path) -> str:
+    try:
+        compile(path.read_text(), str(path), "exec")
+    except SyntaxError as exc:
+        return f"{path.name}:{exc.lineno}: syntax error in the launch plan: {exc.msg}"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path.name}: cannot be read as text ({exc})"
+    return ""
+
+
+def _correctness(search: _cases.Search, seed: int, examples: int, rerun_base: str) -> CorrectnessStage:
+    outcome = search.failure
+    failure = None
+    if outcome is not None:
+        failure = _failure(outcome, seed, rerun_base)
+    return CorrectnessStage(ok=failure is None, cases_run=search.cases_run, public=search.public,
+                            drawn=search.drawn, hidden=search.hidden, seed=seed, examples=examples,
+                            failure=failure)
+
+
+def _failure(outcome: CaseOutcome, seed: int, rerun_base: str) -> CaseFailure:
+    case = outcome.case
+    rerun = f"{rerun_base} {case.cli()}" + (f" --seed {seed}" if seed != _cases.DEFAULT_SEED else "")
+    errors = [f for f in outcome.findings if f.severity == "error"]
+    reasons = [outcome.reason] if outcome.reason else []
+    reasons += [f.kind for f in errors]
+    if outcome.check is not None and not outcome.check.ok:
+        reasons.append("wrong-answer")
+    if outcome.problem is not None:
+        p = outcome.problem
+        where = f"{p.file}:{p.line}: " if p.file and p.line else ""
+        what = {"launch-error": "launch error", "launch-py": "launch.py raised", "timeout": "timed out",
+                "crash": "crashed", "memory": "ran out of memory"}.get(p.kind, "grader error")
+        headline = f"{what} for {case.label()}: {where}{p.message}"
+    elif errors:
+        f = errors[0]
+        headline = f"{f.kind} for {case.label()} at {_where(f)}: {f.message}"
+    else:
+        headline = f"fails for {case.label()}: {outcome.check.headline()}"
+    mismatches = outcome.check.mismatches if outcome.check is not None else ()
+    count = outcome.check.mismatch_count if outcome.check is not None else 0
+    return CaseFailure(params=dict(case.params), origin=case.origin, reason=outcome.reason,
+                       reasons=tuple(dict.fromkeys(r for r in reasons if r)), headline=headline,
+                       mismatches=mismatches, mismatch_count=count, problem=outcome.problem,
+                       rerun=rerun)
+
+
+def _occupancy(compiled, launches, backend: str) -> tuple:
+    try:
+        from grader.performance.occupancy import occupancy_table
+        from harness.backends.base import H200
+    except ImportError:
+        return ()
+    rows = [(r.kernel, r.threads, r.shared) for r in launches]
+    return tuple(occupancy_table(compiled.resources, rows, H200))
+
+
+def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int):
+    """Runs inside the worker process: the GPU performance stage with the learner's plan."""
+    from grader.performance.measured import performance_stage
+
+    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed)
+
+
+def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
+    parts = ["kata grade"]
+    try:
+        rel = os.path.relpath(sub.folder)
+    except ValueError:
+        rel = str(sub.folder)
+    if rel != ".":
+        parts.append(rel)
+    if kata_id and not sub.marker:
+        parts.append(f"--kata {kata_id}")
+    if backend != "auto" and ":" not in backend:
+        parts.append(f"--backend {backend}")
+    return " ".join(parts)

@@ -1,0 +1,143 @@
+"""One case run in a worker and checked, and the runs built on it: the sanitizer stage, the
+emulator screen of a GPU grade's public cases, and the rerun that names a wrong answer's cause.
+
+These runs need kata's CPU emulator. On the CPU backend they reuse the grade's worker; on the GPU
+backend (which has no sanitizer) they borrow a CPU worker, so a missing __syncthreads or an
+out-of-bounds read fails `kata grade --backend gpu` as it fails on the CPU, labelled as the
+emulator's finding.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.grading import cases as _cases
+from grader.grading.check import CheckResult, compare
+from grader.grading.stages import CaseFailure, MemoryStage, merge_findings
+from harness.sandbox.isolation import ArgValue, Problem, RunSpec, Worker
+
+SANITIZE_ELEMENTS = 400_000  # the sanitizer run's case is the largest passing one up to this size
+EMULATOR_LABEL = "sanitizer (CPU emulator)"  # how a GPU grade names what the borrowed emulator found
+# The screen of a GPU grade's public cases stops starting runs after this long. Measured with the
+# catalogue's solutions (observers off, 2-core machine): 0.4 s (histogram) to 8 s (matmul) for all
+# public cases of a kata, so only a far slower learner kernel ever reaches it.
+SCREEN_BUDGET_S = 60.0
+
+# Problems of the run mapped to the reason `kata-expect` names; None: the grader's own fault.
+PROBLEM_REASON = {"launch-error": "launch-error", "launch-py": "launch-error", "crash": "crash",
+                  "memory": "crash", "timeout": "timeout", "unsupported": None, "internal": None,
+                  "environment": None}
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    case: _cases.Case
+    failed: bool
+    reason: str  # "" when passed; else wrong-answer | a finding kind | launch-error | crash | timeout
+    check: CheckResult | None  # None when the run produced no outputs
+    problem: Problem | None
+    findings: tuple  # this run's emulator findings
+    launches: tuple  # LaunchRecords
+    elements: int  # input elements (the case's size)
+
+
+def run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, counters=False):
+    """(CaseOutcome, the worker's RunResult) of one case."""
+    args = []
+    for arg in kata.args:
+        if arg.role == "scalar":
+            args.append(ArgValue(arg.name, "scalar", data.scalars[arg.name]))
+        elif arg.role == "out":
+            want = data.expected[arg.name]
+            args.append(ArgValue(arg.name, "out", None, arg.dtype.str, int(want.size)))
+        else:
+            args.append(ArgValue(arg.name, arg.role, data.inputs[arg.name]))
+    result = worker.run(RunSpec(tuple(args), sanitize=sanitize, counters=counters))
+    errors = [f for f in result.findings if f.severity == "error"]
+    if result.problem is not None:
+        reason = PROBLEM_REASON.get(result.problem.kind)
+        return CaseOutcome(data.case, True, reason or "", None, result.problem, result.findings,
+                           result.launches, data.elements), result
+    params = {**data.case.params, **data.scalars}
+    check = compare(kata, data.inputs, result.outputs, data.expected, params, result.changed_inputs)
+    reason = errors[0].kind if errors else ("" if check.ok else "wrong-answer")
+    return CaseOutcome(data.case, bool(reason), reason, check, None, result.findings, result.launches,
+                       data.elements), result
+
+
+def diagnose(kata, emulator: Worker, data: _cases.CaseData, failure: CaseFailure, findings,
+             label: str = "the sanitizer"):
+    """A wrong answer often has a cause the sanitizer can name (a race, an uninitialised read):
+    run the failing case once more on the emulator with it on and add what it finds to the
+    failure's reasons. Returns (failure, findings)."""
+    outcome, _ = run_case(kata, emulator, data, sanitize=True)
+    errors = [f for f in outcome.findings if f.severity == "error"]
+    if not errors:
+        return failure, findings
+    first = errors[0]
+    reasons = tuple(dict.fromkeys([*failure.reasons, *(f.kind for f in errors)]))
+    headline = f"{failure.headline}; {label} found {first.kind} at {where(first)}"
+    return (dataclasses.replace(failure, reasons=reasons, headline=headline),
+            merge_findings([*findings, *outcome.findings]))
+
+
+def sanitizer_stage(kata, emulator: Worker, passed, *, counters: bool = True, label: str = "") -> MemoryStage:
+    """Sanitizer (and counters) on the largest passing case that is small enough to run them on.
+    `passed`: (CaseData, CaseOutcome) pairs of the correctness stage."""
+    if not passed:
+        return MemoryStage(None, (), None, "", label)
+    fits = [p for p in passed if p[1].elements <= SANITIZE_ELEMENTS] or [min(passed, key=lambda p: p[1].elements)]
+    data, _ = max(fits, key=lambda p: p[1].elements)
+    outcome, result = run_case(kata, emulator, data, sanitize=True, counters=counters)
+    report = None
+    if result is not None and result.counters is not None:
+        from grader.performance.efficiency import memory_report
+
+        params = {**data.case.params, **data.scalars}
+        report = memory_report([result.counters], data.case.params, kata.reference.cost(**params))
+    note = ""
+    if outcome.problem is not None:
+        note = f"the sanitizer run failed: {outcome.problem.message}"
+    elif outcome.check is not None and not outcome.check.ok:
+        note = f"with the sanitizer on, {data.case.label()} gave {outcome.check.headline()}"
+    return MemoryStage(dict(data.case.params), tuple(outcome.findings), report, note, label)
+
+
+def screen_stage(kata, emulator: Worker, public, memory: MemoryStage, *,
+                 budget_s: float = SCREEN_BUDGET_S) -> MemoryStage:
+    """A GPU grade's public cases once more on the emulator, observers off, after the sanitizer run
+    (`memory`) found no error. The engine and memory model still stop a deadlock, an out-of-bounds
+    or misaligned access, a divergent barrier, a trap or a hang on every run; on the CPU every case
+    meets them because every case runs on the emulator, on the GPU only the ones screened here do.
+    `public`: (CaseData, CaseOutcome) pairs of the public cases that passed on the GPU. Returns the
+    stage of the first case with an error finding (the grade fails on it), else `memory` with the
+    count screened and a note on what was left out."""
+    started = time.monotonic()
+    screened, left = 0, []
+    for data, _ in public:
+        if dict(data.case.params) == memory.case:
+            continue  # the sanitizer run already met what the engine finds there
+        if time.monotonic() - started > budget_s:
+            left.append(data.case.label())
+            continue
+        outcome, _ = run_case(kata, emulator, data)
+        screened += 1
+        if any(f.severity == "error" for f in outcome.findings):
+            return MemoryStage(dict(data.case.params), tuple(outcome.findings), None, "", memory.label,
+                               screened=screened)
+        if outcome.problem is not None:
+            # The emulator, not the kernel, is in question (the GPU ran this case): say so, grade on.
+            note = f"the public-case screen stopped at {data.case.label()}: {outcome.problem.message}"
+            return dataclasses.replace(memory, screened=screened, note=_join(memory.note, note))
+    note = f"{len(left)} public cases not screened after {budget_s:.0f} s: {'; '.join(left)}" if left else ""
+    return dataclasses.replace(memory, screened=screened, note=_join(memory.note, note))
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def where(finding) -> str:
+    return f"{Path(finding.file).name if finding.file else '?'}:{finding.line if finding.line is not None else '?'}"

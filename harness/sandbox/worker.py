@@ -1,0 +1,264 @@
+"""The worker process's side of isolation: load launch.py once, then run cases on request.
+
+Everything the learner's code can do wrong is caught here and sent back as a Problem; only a
+crash, a kill or a hang ends the process, and harness.sandbox.isolation.Worker reports those.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import threading
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from harness.sandbox.protocol import OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec, poison_byte
+from harness.backends.plan import LaunchError, Plan
+
+#: code below the launch plan: an exception raised in these is ours, not the learner's
+_BACKEND_MODULES = ("harness/backends/cpu.py", "harness/backends/gpu.py", "harness/emulator")
+
+
+def make_backend(spec: str, sanitize: bool, counters: bool):
+    if spec == "cpu":
+        from harness.backends.cpu import CpuBackend
+
+        return CpuBackend(sanitize=sanitize, counters=counters)
+    if spec == "gpu":
+        from harness.backends.gpu import GpuBackend
+
+        return GpuBackend()
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)(sanitize=sanitize, counters=counters)
+
+
+def main(conn, memory_bytes: int | None) -> None:
+    # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        _, program = conn.recv()  # ("program", Program): see Worker._start for why not an argument
+    except (EOFError, OSError):
+        return
+    try:
+        if program.backend == "cpu":
+            import harness.emulator  # noqa: F401  (import before the cap: shared libraries map address space)
+        elif program.backend not in ("gpu",):
+            importlib.import_module(program.backend.partition(":")[0])
+        if memory_bytes:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, resource.RLIM_INFINITY))
+        launch_fn = _load_launch(program.launch_path)
+    except _LaunchPyProblem as exc:
+        conn.send(("problem", exc.problem))
+        return
+    except Exception as exc:
+        conn.send(("problem", Problem("internal", f"the worker could not start: {exc}",
+                                      detail=traceback.format_exc())))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            kind, spec = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "stop":
+            return
+        if kind == "prefetch":  # no reply: the grader does not wait for it
+            start_background(*spec)
+            continue
+        if kind == "run":
+            wait_background()  # nothing of ours runs beside the learner's plan (stdout capture, the GPU)
+        result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
+        try:
+            conn.send(result)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the grader is gone (it killed us, or it died): nobody wants the result
+        except Exception as exc:  # an unpicklable finding or counter is our bug, not the learner's
+            conn.send(RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
+                                                        detail=traceback.format_exc())))
+
+
+# -- background work (Worker.prefetch) --------------------------------------------------------------
+
+#: background threads started by "prefetch" messages, oldest first; finished ones are dropped on wait
+_BACKGROUND: list[threading.Thread] = []
+#: tracebacks of background work that raised (swallowed: a prefetch never decides a verdict)
+BACKGROUND_ERRORS: list[str] = []
+
+
+def start_background(target: str, kwargs: dict) -> threading.Thread:
+    """Run `module:function`(**kwargs) in a daemon thread of this process; exceptions are swallowed
+    (kept in BACKGROUND_ERRORS). Whoever needs its results calls wait_background() first."""
+
+    def body() -> None:
+        try:
+            module, _, attr = target.partition(":")
+            getattr(importlib.import_module(module), attr)(**kwargs)
+        except BaseException:  # noqa: BLE001 - an optimisation that failed costs time, nothing else
+            BACKGROUND_ERRORS.append(traceback.format_exc())
+
+    thread = threading.Thread(target=body, daemon=True, name=f"kata-prefetch {target}")
+    _BACKGROUND.append(thread)  # registered before it starts: a wait never misses it
+    thread.start()
+    return thread
+
+
+def wait_background(timeout_s: float | None = None) -> tuple[float, bool]:
+    """Join the background threads started so far: (seconds waited, whether all of them finished).
+    With timeout_s, threads still running after it are left running (and reported as unfinished)."""
+    t0 = time.perf_counter()
+    deadline = None if timeout_s is None else t0 + timeout_s
+    for thread in list(_BACKGROUND):
+        thread.join(None if deadline is None else max(0.0, deadline - time.perf_counter()))
+    _BACKGROUND[:] = [t for t in _BACKGROUND if t.is_alive()]
+    return time.perf_counter() - t0, not _BACKGROUND
+
+
+class _LaunchPyProblem(Exception):
+    def __init__(self, problem: Problem):
+        self.problem = problem
+
+
+def _load_launch(path: str):
+    name = Path(path).name
+    try:
+        source = Path(path).read_text()
+        code = compile(source, path, "exec")
+        namespace: dict = {"__name__": "kata_launch_plan", "__file__": path}
+        exec(code, namespace)
+    except SyntaxError as exc:
+        raise _LaunchPyProblem(Problem("launch-py", f"syntax error: {exc.msg}", name, exc.lineno,
+                                       (exc.text or "").strip() or None)) from None
+    except Exception as exc:
+        raise _LaunchPyProblem(_launch_py_problem(exc, path)) from None
+    fn = namespace.get("launch")
+    if not callable(fn):
+        raise _LaunchPyProblem(Problem("launch-py", "launch.py defines no launch(gpu, ...) function", name))
+    return fn
+
+
+def _launch_py_problem(exc: BaseException, path: str) -> Problem:
+    """An exception raised in (or by a call from) launch.py: the learner's, at launch.py's line.
+    Raised below the backends' own code instead, it is ours."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    resolved = str(Path(path).resolve())
+    mine = [i for i, f in enumerate(frames) if str(Path(f.filename).resolve()) == resolved]
+    deeper = frames[mine[-1] + 1:] if mine else frames
+    if not mine or any(m in f.filename.replace(os.sep, "/") for f in deeper for m in _BACKEND_MODULES):
+        return Problem("internal", f"{type(exc).__name__}: {exc}", detail="".join(traceback.format_exception(exc)))
+    frame = frames[mine[-1]]
+    return Problem("launch-py", f"{type(exc).__name__}: {exc}", Path(path).name, frame.lineno,
+                   (frame.line or "").strip() or None)
+
+
+def _poison(array_dtype: np.dtype, count: int) -> np.ndarray:
+    # NaN for floats (fails any comparison); for integers a byte pattern no correct kernel writes
+    # on purpose (see isolation.POISON_INT_BYTE): unwritten outputs fail.
+    if array_dtype.kind in "fc":
+        return np.full(count, np.nan, array_dtype)
+    return np.full(count * array_dtype.itemsize, poison_byte(array_dtype), np.uint8).view(array_dtype)
+
+
+def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
+    start = time.perf_counter()
+    captured = io.StringIO()
+    outputs: dict = {}
+    changed: tuple[str, ...] = ()
+    problem = None
+    backend = None
+    plan = None
+    try:
+        backend = make_backend(program.backend, spec.sanitize, spec.counters)
+        plan = Plan(backend, program.launch_path)
+        backend.load(program.ptx, program.cubin, program.kernel_file)
+        values, buffers = [], {}
+        for arg in spec.args:
+            if arg.role == "scalar":
+                values.append(arg.value)
+                continue
+            data = arg.value if arg.role != "out" else _poison(np.dtype(arg.dtype), arg.count)
+            buffers[arg.name] = backend.upload(np.ascontiguousarray(data).reshape(-1))
+            values.append(buffers[arg.name])
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            launch_fn(plan, *values)
+        backend.synchronize()
+        for arg in spec.args:
+            if arg.role in ("out", "inout"):
+                outputs[arg.name] = backend.download(buffers[arg.name])
+        changed = tuple(a.name for a in spec.args if a.role == "in" and not np.array_equal(
+            backend.download(buffers[a.name]).view(np.uint8),
+            np.ascontiguousarray(a.value).reshape(-1).view(np.uint8)))
+    except LaunchError as exc:
+        problem = Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
+    except MemoryError:
+        problem = Problem("memory", "the run ran out of memory (the worker's cap); "
+                          "is a buffer size computed from the wrong variable?")
+    except Exception as exc:
+        problem = _classify(exc, program)
+    findings = tuple(getattr(backend, "findings", ()) or ())
+    counters = None
+    if backend is not None and spec.counters and hasattr(backend, "counters"):
+        try:
+            counters = backend.counters()
+        except Exception as exc:
+            problem = problem or Problem("internal", f"counters failed: {exc}", detail=traceback.format_exc())
+    stopped = bool(getattr(backend, "stopped", False))
+    if backend is not None:
+        with contextlib.suppress(Exception):
+            backend.close()
+    return RunResult(outputs if problem is None else {}, changed, findings, counters,
+                     tuple(plan.launches) if plan else (), problem,
+                     captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped)
+
+
+def _call(program: Program, launch_fn, target: str, kwargs: dict):
+    module, _, attr = target.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+        return fn(launch_fn=launch_fn, launch_file=program.launch_path, **kwargs), None
+    except LaunchError as exc:
+        return None, Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
+    except MemoryError:
+        return None, Problem("memory", "the run ran out of memory")
+    except Exception as exc:
+        return None, _classify(exc, program)
+
+
+def _classify(exc: Exception, program: Program) -> Problem:
+    try:
+        from harness.emulator.findings import EmulatorError, UnsupportedPTX
+    except ImportError:  # pragma: no cover - findings.py ships with the package
+        EmulatorError = UnsupportedPTX = ()
+    if isinstance(exc, UnsupportedPTX):
+        return Problem("unsupported", str(exc), exc.file, exc.line)
+    if isinstance(exc, EmulatorError):
+        return Problem("internal", f"the emulator failed: {exc}", detail=traceback.format_exc())
+    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable"):
+        return Problem("environment", str(exc))
+    if type(exc).__name__ in ("CUDARuntimeError", "CUDADriverError"):
+        return _cuda_problem(exc, program)
+    return _launch_py_problem(exc, program.launch_path)
+
+
+def _cuda_problem(exc: Exception, program: Program) -> Problem:
+    """A CUDA error while the learner's plan ran is the learner's kernel or plan, never ours: kernel
+    errors are asynchronous, so it surfaces at the next copy, launch or synchronize, far below
+    launch.py, where _launch_py_problem would take it for a bug of ours."""
+    text = str(exc)
+    squashed = text.upper().replace("_", "")
+    at = _launch_py_problem(exc, program.launch_path)
+    where = dict(file=at.file, line=at.line, source=at.source) if at.kind == "launch-py" else {}
+    if "OUTOFRESOURCES" in squashed:
+        return Problem("launch-error", f"CUDA refused the launch ({text}): registers per thread times "
+                       "threads per block exceed the SM's register file; use fewer threads per block", **where)
+    if "MEMORYALLOCATION" in squashed or "OUTOFMEMORY" in squashed:
+        return Problem("memory", f"the GPU ran out of memory ({text}): is a buffer size computed from "
+                       "the wrong variable?", **where)
+    return Problem("crash", f"the kernel crashed on the GPU ({text}); the sanitizer names the cause "
+                   "of an out-of-bounds or misaligned access", **where)
