@@ -197,4 +197,39 @@ def watch(directory: Path, backend: str) -> None:
     watch_folder(directory, regrade)
 
 
-commands = [status, solution, reset, watch]
+@click.command()
+@click.argument("kata_id", metavar="ID")
+@handled
+def mistakes(kata_id: str) -> None:
+    """The classic mistakes of a kata you have passed, each with what kata reports for it.
+
+    Each mistake is shown as its diff against the solution, followed by the grade kata gives it
+    (graded on the CPU emulator the first time, then cached).
+    """
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    from grader import catalog
+    from grader.practice import mistakes as _mistakes, progress
+    from grader.practice.store import Store, default_home
+
+    catalog.load(kata_id)
+    with Store() as store:
+        if not progress.has_passed(store, kata_id):
+            raise UsageError(f"the mistakes of {kata_id} unlock once your kernel passes",
+                             hint=f"`kata grade` your workspace first; `kata hint` for a nudge")
+    console = _console()
+    shown = _mistakes.show(kata_id, default_home(),
+                           on_grade=lambda name: console.print(f"grading {name} ...", style="dim"))
+    for item in shown:
+        m = item.mistake
+        console.rule(f"{kata_id} · {m.name}")
+        console.print(f"{m.why}", soft_wrap=True)
+        if not m.is_patch:
+            console.print("(a whole file: this mistake lives in a different design from the solution's)", style="dim")
+        console.print(Syntax(item.diff.rstrip(), "diff"))
+        console.print(Text(item.report.rstrip()), soft_wrap=True)
+        console.print()
+
+
+commands = [status, solution, reset, watch, mistakes]
