@@ -14,10 +14,11 @@ from grader.errors import INTERNAL, UsageError
 
 
 @click.command("list")
+@click.option("--level", type=click.Choice(catalog.LEVELS), help="Only the katas of this level.")
 @handled
-def list_katas() -> None:
+def list_katas(level: str | None) -> None:
     """The katas, with your progress."""
-    katas = catalog.all_katas()
+    katas = [k for k in catalog.all_katas() if level is None or k.level == level]
     progress = {}
     try:
         from grader.practice import progress as _progress

@@ -41,6 +41,13 @@ def test_list(kata):
     assert r.exit_code == 0 and "reduce" in r.output and "Sum reduction" in r.output
 
 
+def test_list_level_shows_only_that_level(kata):
+    r = kata("list", "--level", "warm-up")
+    ids = {line.split()[0] for line in r.output.splitlines() if line.strip()}
+    assert r.exit_code == 0 and "vector-add" in ids and "reduce" not in ids
+    assert kata("list", "--level", "easy").exit_code == 2
+
+
 def test_list_shows_progress_and_best_score(kata, tmp_path):
     from grader.practice.store import Store
 

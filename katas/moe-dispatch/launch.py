@@ -1,0 +1,6 @@
+"""Default launch plan for the moe-dispatch stub: one block of 1024 threads working together."""
+
+
+def launch(gpu, topk_ids, x, counts, offsets, perm, gathered, N, E, D):
+    gpu.launch("moe_dispatch", grid=1, block=1024,
+               args=(topk_ids, x, counts, offsets, perm, gathered, N, E, D))
