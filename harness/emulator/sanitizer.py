@@ -228,6 +228,17 @@ class Sanitizer(Observer):
             slots = self._slot_of[blocks]
         return slots
 
+    def on_shared_init(self, blocks, offset, nbytes) -> None:
+        """Defined from the start, by no thread: a writer no access can race with (its epoch,
+        -1, is never a block's current one) and not 'uninitialised'."""
+        slots = self._slots(blocks)
+        lo, hi = int(offset) // _WORD, (int(offset) + int(nbytes) + _WORD - 1) // _WORD
+        if hi > self._cap[1]:
+            self._grow(self._cap[0], max(hi, 2 * self._cap[1]))
+        rows = (slots[:, None] * self._cap[1] + np.arange(lo, hi)).ravel()
+        self._writer.who[rows] = (-1 << 32) | 0xFFFF
+        self._writer.when[rows] = 0
+
     def on_block_end(self, blocks) -> None:
         blocks = np.unique(np.asarray(blocks, np.int64))
         self._cover(blocks)
