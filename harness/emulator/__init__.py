@@ -94,8 +94,9 @@ class Emulator:
         counters = None
         if self.sanitize:
             try:
+                from .async_check import AsyncCopyCheck
                 from .sanitizer import Sanitizer
-                obs.append(Sanitizer())
+                obs.extend([Sanitizer(), AsyncCopyCheck()])
             except ImportError:
                 pass
         if self.counters:

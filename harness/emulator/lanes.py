@@ -16,6 +16,7 @@ from .ptx import TYPE_BITS
 
 H200_SMS, MAX_THREADS_SM, MAX_BLOCKS_SM, SHARED_SM = 132, 2048, 32, 228 * 1024
 LANE_BYTES_BUDGET = 384 << 20  # registers + local memory of the resident lanes
+RESERVED_SMEM = 1024  # the system's shared memory per block on sm_90, two areas of 512 bytes
 
 
 def _dims(v) -> tuple[int, int, int]:
@@ -138,7 +139,12 @@ class LaunchState:
 
     def _layout_shared(self, dynamic: int) -> None:
         self.sym_shared: dict[str, int] = {}
-        off, extern = 0, []
+        # Reserved shared memory (what cooperative groups keep block_tile_memory's scratch in on
+        # sm_80+) takes the first RESERVED_SMEM bytes of the window, as on the GPU, when read.
+        self.reserved_smem = RESERVED_SMEM if any(
+            o.kind == "reg" and (o.name or "").startswith("%reserved_smem") for i in self.code_used
+            for o in i.ops) else 0
+        off, extern = self.reserved_smem, []
         used = set(self._symbols_used())
         for v in self.module.vars.values():
             if v.space != "shared" or v.name not in used:
@@ -211,10 +217,15 @@ class LaunchState:
         else:
             lanes = (slots[:, None] * T + np.arange(T)).ravel()
         self.win.poison_shared(slots)
+        if self.reserved_smem:  # the system's area starts zeroed, and defined for the sanitizer
+            for k in slots.tolist():
+                self.win.shared.buf[k * self.shared_size:k * self.shared_size + self.reserved_smem] = 0
         if self.stack.shape[1] > 1:
             self.depth.reshape(R, T)[slots] = 0
         if self.observer is not None:
             self.observer.on_block_start(blocks)
+            if self.reserved_smem:
+                self.observer.on_shared_init(blocks, 0, self.reserved_smem)
         self._push(self.kernel.start, lanes)
 
     def _finish_blocks(self, slots: np.ndarray) -> None:
@@ -268,7 +279,17 @@ class LaunchState:
         if base in ("%smid", "%nsmid", "%gridid", "%nwarpid"):
             val = {"%nsmid": H200_SMS, "%nwarpid": 64}.get(base, 0)
             return const(scalar(val, t))
-        raise UnsupportedPTX(f"mov from {name}", None, None)
+        if base.startswith("%reserved_smem_offset") or base == "%aggr_smem_size":
+            half = self.reserved_smem // 2
+            val = {"begin": 0, "end": self.reserved_smem, "cap": self.reserved_smem, "0": 0,
+                   "1": half}.get(base[22:], self.shared_size)
+            return const(scalar(val, t))
+        if base in ("%clusterid", "%nclusterid"):  # one block per cluster: the block's own ids
+            return self.special(name.replace("%clusterid", "%ctaid").replace("%nclusterid", "%nctaid"), t)
+        if base.startswith("%cluster_") or base == "%is_explicit_cluster":
+            one = base in ("%cluster_nctaid", "%cluster_nctarank")
+            return const(scalar(1 if one else 0, t))
+        raise UnsupportedPTX(f"special register {name}", None, None)
 
     def symbol_address(self, name: str, inst) -> int:
         if name in self.sym_shared:

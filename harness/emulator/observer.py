@@ -30,6 +30,14 @@ class Observer:
         addresses (shared and local: offsets inside the block's / thread's window); size: bytes
         per lane (a v4.f32 access is one call with size 16)."""
 
+    def on_shared_init(self, blocks: np.ndarray, offset: int, nbytes: int) -> None:
+        """These bytes of the blocks' shared memory hold defined values from the start (the
+        reserved area cooperative groups use), written by no thread."""
+
+    def on_async_copy(self, inst, blocks, tids, addrs, size: int) -> None:
+        """A cp.async issued: these shared bytes will change when the thread waits for it (its
+        landing is an on_memory store by the same instruction)."""
+
     def on_barrier(self, blocks: np.ndarray) -> None:
         """bar.sync / __syncthreads completed for these blocks."""
 
@@ -69,6 +77,14 @@ class Fanout(Observer):
     def on_memory(self, inst, space, op, blocks, tids, addrs, size):
         for o in self.observers:
             o.on_memory(inst, space, op, blocks, tids, addrs, size)
+
+    def on_shared_init(self, blocks, offset, nbytes):
+        for o in self.observers:
+            o.on_shared_init(blocks, offset, nbytes)
+
+    def on_async_copy(self, inst, blocks, tids, addrs, size):
+        for o in self.observers:
+            o.on_async_copy(inst, blocks, tids, addrs, size)
 
     def on_barrier(self, blocks):
         for o in self.observers:

@@ -82,8 +82,14 @@ def get(eng, inst, o, t: str):
     k = o.kind
     if k == "reg":
         if o.name.split(".")[0] in SPECIALS:
-            return eng.special(o.name, t)
+            try:
+                return eng.special(o.name, t)
+            except UnsupportedPTX as exc:
+                raise UnsupportedPTX(f"{inst.opcode} reading {exc.opcode}", inst.file, inst.line) from None
         if o.name not in eng.regs:  # a function-local .local/.param variable named as a value
+            if o.name.startswith("%") and o.name.split("::")[-1] == o.name:
+                # not a register and not a symbol: a special register the emulator lacks
+                raise UnsupportedPTX(f"{inst.opcode} reading special register {o.name}", inst.file, inst.line)
             return const(scalar(eng.symbol_address(o.name, inst), t))
         return eng.view(o.name, t).__getitem__
     if k == "imm":
@@ -159,9 +165,9 @@ def reg_view(storage: np.ndarray, t: str) -> np.ndarray:
     return storage.view(UINT[w])
 
 
-def unsupported(inst):
+def unsupported(inst, what: str | None = None):
     def run(sel):
-        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+        raise UnsupportedPTX(what or inst.opcode, inst.file, inst.line)
     return PLAIN, run
 
 
@@ -173,5 +179,5 @@ def bind(eng, inst) -> None:
         return
     try:
         inst.kind, inst.run = b(eng, inst)
-    except UnsupportedPTX:
-        inst.kind, inst.run = unsupported(inst)
+    except UnsupportedPTX as exc:  # keep what the builder named: an operand, a form, a size
+        inst.kind, inst.run = unsupported(inst, exc.opcode)

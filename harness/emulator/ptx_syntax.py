@@ -13,7 +13,13 @@ from .findings import EmulatorError
 
 SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
             "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%clock",
-            "%clock64", "%globaltimer", "%dynamic_smem_size", "%total_smem_size", "%gridid")
+            "%clock64", "%globaltimer", "%dynamic_smem_size", "%total_smem_size", "%gridid",
+            # what cooperative groups read: reserved shared memory (block_tile_memory on sm_80+),
+            # and the cluster registers, for a cluster of one block when none is declared
+            "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
+            "%reserved_smem_offset_0", "%reserved_smem_offset_1", "%aggr_smem_size", "%clusterid",
+            "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank",
+            "%is_explicit_cluster")
 TYPE_BITS = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
              "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "b64": 64, "u64": 64,
              "s64": 64, "f64": 64, "b128": 128}

@@ -162,6 +162,7 @@ class Sanitizer(Observer):
         tpb = self._block[0] * self._block[1] * self._block[2]
         self._wpb = (tpb + 31) // 32
         self._found = {}
+        self._reserved = (0, 0)  # offsets of the reserved shared area, when the kernel has one
         # linear block id -> shadow row; grown on demand, since a huge grid is run a few
         # resident blocks at a time and must not cost memory per block up front
         self._slot_of = np.full(min(self._grid[0] * self._grid[1] * self._grid[2], 4096), -1, np.int64)
@@ -231,6 +232,12 @@ class Sanitizer(Observer):
             slots = self._slot_of[blocks]
         return slots
 
+    def on_shared_init(self, blocks, offset, nbytes) -> None:
+        """The system's reserved area (cooperative groups' scratch and its own barriers, built
+        from acquire/release atomics this shadow does not model): correct by construction, and
+        left unchecked."""
+        self._reserved = (int(offset), int(offset) + int(nbytes))
+
     def on_block_end(self, blocks) -> None:
         blocks = np.unique(np.asarray(blocks, np.int64))
         self._cover(blocks)
@@ -263,6 +270,40 @@ class Sanitizer(Observer):
     def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
         if space != "shared" or len(tids) == 0:
             return
+        if self._reserved[1]:
+            a = np.asarray(addrs, np.uint64)
+            keep = (a < self._reserved[0]) | (a >= self._reserved[1])
+            if not keep.all():
+                blocks, tids, addrs = np.asarray(blocks)[keep], np.asarray(tids)[keep], a[keep]
+                if addrs.size == 0:
+                    return
+        if op == "st" and size < _WORD and len(tids) > 1 and self._subword(inst, op, blocks, tids, addrs, size):
+            return
+        self._access(inst, op, blocks, tids, addrs, size)
+
+    def _subword(self, inst, op, blocks, tids, addrs, size) -> bool:
+        """Lanes of one store writing different bytes of one word (bf16/half/char arrays, one
+        element a thread) do not conflict, though the shadow is per word: check the store in
+        passes by byte position, each pass against the words' state from before the store."""
+        a = np.asarray(addrs, np.uint64)
+        keep = a < _MAX_SHARED
+        pos = (a % _WORD) // max(1, int(size))
+        if np.unique(pos[keep]).size < 2:
+            return False
+        b, t = np.asarray(blocks, np.int64), np.asarray(tids, np.int64)
+        s = self._slots(b)
+        top = int(a[keep].max()) // _WORD + 1 if keep.any() else 0
+        if top > self._cap[1]:
+            self._grow(self._cap[0], max(top, 2 * self._cap[1]))
+        fi = s * self._cap[1] + np.where(keep, a // _WORD, 0).astype(np.int64)
+        before = self._writer.who[fi].copy(), self._writer.when[fi].copy()
+        for k in np.unique(pos).tolist():
+            m = pos == k
+            self._writer.who[fi[m]], self._writer.when[fi[m]] = before[0][m], before[1][m]
+            self._access(inst, op, b[m], t[m], a[m], size)
+        return True
+
+    def _access(self, inst, op, blocks, tids, addrs, size) -> None:
         s = self._slots(blocks)
         t = np.asarray(tids, np.int64)
         nw = max(1, (int(size) + _WORD - 1) // _WORD)

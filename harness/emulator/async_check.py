@@ -1,0 +1,139 @@
+"""The sanitizer's check of asynchronous copies: a read of shared memory a cp.async is still
+copying into (its thread has not waited for the group yet) is `cp-async-unwaited`.
+
+On a GPU the bytes land at some moment before the wait returns, so such a read sees old or new
+data by timing; the emulator lands them exactly at the wait (ops_async.py), so the kernel
+computes with stale bytes here, and this finding says why, naming the copy's line. Shadow
+state: per resident block and 4-byte word, how many copies are in flight and the line and
+thread of the latest; the copy's landing (an on_memory store by the cp.async itself) clears it.
+Ordering between the landing and other threads' reads is the race check's business (sanitizer).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .findings import Finding
+from .observer import Observer
+
+_WORD = 4
+_MAX_SHARED = 256 * 1024  # wild offsets are the engine's out-of-bounds finding, not shadowed here
+
+
+class AsyncCopyCheck(Observer):
+    def __init__(self) -> None:
+        self._found: dict[tuple, list] = {}
+        self.on_kernel_start("", (1, 1, 1), (1, 1, 1), 0)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [Finding(**{**f.__dict__, "count": n}) for f, n in self._found.values()]
+
+    def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
+        self._grid = tuple(int(v) for v in (tuple(grid) + (1, 1, 1))[:3])
+        self._block = tuple(int(v) for v in (tuple(block) + (1, 1, 1))[:3])
+        self._found = {}
+        self._rows: dict[int, int] = {}  # block -> row of the shadow arrays
+        self._free: list[int] = []
+        self._count = np.zeros((0, 0), np.int32)  # copies in flight per (row, word)
+        self._line = np.zeros((0, 0), np.int32)
+        self._tid = np.zeros((0, 0), np.int32)
+        self._live = 0  # words with a copy in flight, over all blocks: 0 makes every check free
+
+    def _row(self, b: int, words: int) -> int:
+        r = self._rows.get(b)
+        if r is None:
+            r = self._free.pop() if self._free else len(self._rows) + len(self._free)
+            self._rows[b] = r
+        rows, cols = self._count.shape
+        if r >= rows or words > cols:
+            shape = (max(r + 1, 2 * rows), max(words, cols, 64))
+            for name in ("_count", "_line", "_tid"):
+                grown = np.zeros(shape, np.int32)
+                grown[:rows, :cols] = getattr(self, name)
+                setattr(self, name, grown)
+        return r
+
+    def _words(self, addrs, size):
+        w = np.asarray(addrs, np.int64) // _WORD
+        n = max(1, (int(size) + _WORD - 1) // _WORD)
+        return (w[:, None] + np.arange(n)).reshape(len(w), n)
+
+    def on_async_copy(self, inst, blocks, tids, addrs, size) -> None:
+        blocks, tids, addrs = _tame(blocks, tids, addrs)
+        words = self._words(addrs, size)
+        for b in np.unique(blocks).tolist():
+            m = blocks == b
+            w = words[m]
+            r = self._row(b, int(w.max()) + 1)
+            np.add.at(self._count[r], w.ravel(), 1)
+            self._line[r, w.ravel()] = -1 if inst.line is None else int(inst.line)
+            self._tid[r, w.ravel()] = np.repeat(np.asarray(tids, np.int64)[m], w.shape[1])
+            self._live += w.size
+
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
+        if space != "shared" or self._live <= 0 or len(tids) == 0:
+            return
+        blocks, tids, addrs = _tame(blocks, tids, addrs)
+        words = self._words(addrs, size)
+        landing = op == "st" and inst.opcode.startswith("cp.async")
+        for b in np.unique(blocks).tolist():
+            r = self._rows.get(b)
+            if r is None:
+                continue
+            m = blocks == b
+            w = words[m]
+            if int(w.max()) >= self._count.shape[1]:
+                self._row(b, int(w.max()) + 1)
+            if landing:
+                np.subtract.at(self._count[r], w.ravel(), 1)
+                self._live -= w.size
+            elif op != "st":
+                hit = (self._count[r][w] > 0).any(axis=1)
+                if hit.any():
+                    self._report(inst, b, np.asarray(tids)[m], w, hit, r)
+
+    def on_block_end(self, blocks) -> None:
+        for b in np.unique(np.asarray(blocks, np.int64)).tolist():
+            r = self._rows.pop(b, None)
+            if r is not None:
+                self._live -= int(self._count[r].sum())
+                self._count[r] = 0
+                self._free.append(r)
+
+    def _report(self, inst, b, tids, w, hit, r) -> None:
+        key = (inst.file, inst.line)
+        n = int(hit.sum())
+        if key in self._found:
+            self._found[key][1] += n
+            return
+        i = int(np.argmax(hit))
+        word = int(w[i][np.argmax(self._count[r][w[i]] > 0)])
+        line, other = int(self._line[r, word]), int(self._tid[r, word])
+        thread, block = _coords(int(tids[i]), self._block), _coords(b, self._grid)
+        here = f"{inst.file or '?'}:{inst.line if inst.line is not None else '?'}"
+        there = f"{inst.file or '?'}:{line if line >= 0 else '?'}"
+        msg = (f"thread {_fmt(thread)} of block {_fmt(block)} reads shared memory at byte offset "
+               f"{word * _WORD} ({here}) while the cp.async at {there} by thread {_fmt(_coords(other, self._block))} "
+               "is still copying into it: wait for the copy first (cp.async.wait_group / "
+               "__pipeline_wait_prior / cuda::pipeline wait), then __syncthreads() if other threads read it")
+        f = Finding(kind="cp-async-unwaited", message=msg, file=inst.file, line=inst.line, block=block,
+                    thread=thread, address=word * _WORD, space="shared",
+                    other_thread=_coords(other, self._block), other_line=line if line >= 0 else None)
+        self._found[key] = [f, n]
+
+
+def _tame(blocks, tids, addrs):
+    blocks, tids, addrs = np.asarray(blocks, np.int64), np.asarray(tids, np.int64), np.asarray(addrs, np.uint64)
+    keep = addrs < _MAX_SHARED
+    if not keep.all():
+        blocks, tids, addrs = blocks[keep], tids[keep], addrs[keep]
+    return blocks, tids, addrs
+
+
+def _coords(linear: int, dims) -> tuple[int, int, int]:
+    x, y = dims[0], dims[1]
+    return (int(linear % x), int((linear // x) % y), int(linear // (x * y)))
+
+
+def _fmt(xyz) -> str:
+    return f"({xyz[0]},{xyz[1]},{xyz[2]})"

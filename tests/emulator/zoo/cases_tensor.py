@@ -1,0 +1,87 @@
+"""Tensor cores, async copies and int8 dot products: wmma and hand-written mma.sync GEMMs in bf16,
+a cp.async double-buffered SGEMM, a dp4a dot product, cooperative-groups tile reductions.
+
+Each case returns its outputs by name, so bench/tc_zoo_gpu.py can run the same case with the same
+inputs on a GPU and compare the two devices' outputs."""
+import numpy as np
+
+from _zoo import case, cdiv
+
+
+def bf16(rng, *shape, scale=1.0):
+    """Random bf16 values: (the bits as uint16, their exact values as float64)."""
+    v = (rng.standard_normal(shape) * scale).astype(np.float32)
+    bits = ((v.view(np.uint32) + 0x8000) >> 16).astype(np.uint16)  # round half up in magnitude
+    exact = (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return bits, exact
+
+
+def _check_gemm(got, A, B, what):
+    want = A @ B
+    scale = np.abs(A) @ np.abs(B)  # float32 accumulation: a few ulps of sum |a*b| per output
+    bound = 8 * np.finfo(np.float32).eps * max(1, A.shape[1]) ** 0.5 * scale + 1e-30
+    bad = np.abs(got - want) > bound
+    assert not bad.any(), f"{what}: {bad.sum()} outputs off, first at {np.argwhere(bad)[0]}"
+
+
+GEMM_SIZES = ((1, 1, 1), (17, 33, 20), (40, 24, 70), (64, 64, 48))
+
+
+def _bf16_gemm(dev, size, rng, kernel):
+    M, N, K = size
+    (a, A), (b, B) = bf16(rng, M, K), bf16(rng, K, N)
+    c = dev.empty(M * N, np.float32)
+    dev.launch(kernel, (cdiv(N, 32), cdiv(M, 32)), 128, [dev.upload(a), dev.upload(b), c, M, N, K])
+    got = dev.read(c, np.float32, M * N).reshape(M, N)
+    _check_gemm(got.astype(np.float64), A, B, kernel)
+    return {"C": got}
+
+
+@case("wmma_gemm", *GEMM_SIZES)
+def wmma_gemm(dev, size, rng):
+    return _bf16_gemm(dev, size, rng, "wmma_gemm")
+
+
+@case("mma_ldmatrix_gemm", *GEMM_SIZES)
+def mma_ldmatrix_gemm(dev, size, rng):
+    return _bf16_gemm(dev, size, rng, "mma_gemm")
+
+
+@case("cp_async_gemm", (1, 1, 1), (17, 33, 20), (40, 24, 70))
+def cp_async_gemm(dev, size, rng):
+    M, N, K = size
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    c = dev.empty(M * N, np.float32)
+    dev.launch("sgemm_async", (cdiv(N, 16), cdiv(M, 16)), (16, 16), [dev.upload(A), dev.upload(B), c, M, N, K])
+    got = dev.read(c, np.float32, M * N).reshape(M, N)
+    _check_gemm(got.astype(np.float64), A.astype(np.float64), B.astype(np.float64), "sgemm_async")
+    return {"C": got}
+
+
+@case("dp4a_dot", 1, 3, 4, 1001, 40000)
+def dp4a_dot(dev, n, rng):
+    x = rng.integers(-128, 128, n).astype(np.int8)
+    y = rng.integers(-128, 128, n).astype(np.int8)
+    out = dev.zeros(1, np.int32)
+    pad = lambda v: np.concatenate([v, np.zeros(-len(v) % 4, np.int8)])  # int32 loads stay inside
+    dev.launch("dot_i8", min(cdiv(max(n // 4, 1), 256), 8), 256, [dev.upload(pad(x)), dev.upload(pad(y)), out, n])
+    got = dev.read(out, np.int32, 1)
+    assert int(got[0]) == int((x.astype(np.int64) * y).sum())
+    return {"dot": got}
+
+
+@case("cg_tile_reduce", 1, 100, 256, 1000)
+def cg_tile_reduce(dev, n, rng):
+    x = rng.standard_normal(n).astype(np.float32)
+    blocks = cdiv(n, 256)
+    s16, s64 = dev.empty(blocks * 16, np.float32), dev.empty(blocks * 4, np.float32)
+    dev.launch("tile_sums", blocks, 256, [dev.upload(x), s16, s64, n])
+    pad = np.zeros(blocks * 256)
+    pad[:n] = x
+    got16, got64 = dev.read(s16, np.float32, blocks * 16), dev.read(s64, np.float32, blocks * 4)
+    for got, w in ((got16, 16), (got64, 64)):
+        want = pad.reshape(-1, w).sum(1)
+        bound = 4 * np.finfo(np.float32).eps * np.log2(w) * np.abs(pad).reshape(-1, w).sum(1) + 1e-30
+        assert np.all(np.abs(got - want) <= bound), f"tiles of {w}"
+    return {"sums16": got16, "sums64": got64}
