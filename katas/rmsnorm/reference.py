@@ -5,37 +5,41 @@ import numpy as np
 
 
 def generate(rng: np.random.Generator, R: int, C: int, dist: str = "normal", eps: float = 1e-5, **_) -> dict:
+    def normal(mean: float, sd: float) -> np.ndarray:  # float32 draws: 2^27-element bench rows stay cheap
+        return rng.standard_normal((R, C), dtype=np.float32) * np.float32(sd) + np.float32(mean)
+
     if dist == "normal":
         # Row scales over four decades (a kernel that mixes rows, or normalises by the wrong count,
         # is off by far more than the tolerance) and a residual with an offset of its own.
-        scale = 10.0 ** rng.uniform(-2.0, 2.0, (R, 1))
-        x = scale * rng.normal(0.0, 1.0, (R, C))
-        r = scale * rng.normal(0.3, 0.5, (R, C))
+        scale = (10.0 ** rng.uniform(-2.0, 2.0, (R, 1))).astype(np.float32)
+        x = normal(0.0, 1.0) * scale
+        r = normal(0.3, 0.5) * scale
     elif dist == "tiny":
         # |h| ~ 1e-4: mean(h^2) ~ 1e-8 is far below eps, so eps decides y; a kernel that drops it,
         # or adds it outside the square root, is wrong everywhere. Row 0 is h = 0 exactly
         # (r = -x): only eps keeps rsqrt finite there (0 * inf is NaN).
-        x = rng.normal(0.0, 1e-4, (R, C))
-        r = rng.normal(0.0, 1e-4, (R, C))
+        x = normal(0.0, 1e-4)
+        r = normal(0.0, 1e-4)
         r[0] = -x[0]
     elif dist == "offset":
         # Near 1e3 with a small spread: the mean of h^2 (not its variance) sets the scale.
-        x = 1.0e3 + rng.normal(0.0, 1.0, (R, C))
-        r = rng.uniform(-5.0, 5.0, (R, C))
+        x = normal(1.0e3, 1.0)
+        r = rng.uniform(-5.0, 5.0, (R, C)).astype(np.float32)
     else:
         raise ValueError(f"unknown dist {dist!r}")
     # gamma has mixed signs and scales, and its last element is large, so a dropped tail column
     # of y shows.
     gamma = rng.normal(1.0, 0.5, C) * rng.choice([0.1, 1.0, 3.0], C)
     gamma[-1] = 4.0
-    return {"x": x.astype(np.float32), "r": r.astype(np.float32), "gamma": gamma.astype(np.float32),
-            "eps": np.float32(eps)}
+    return {"x": x, "r": r, "gamma": gamma.astype(np.float32), "eps": np.float32(eps)}
 
 
 def reference(inputs: dict, R: int, C: int, **_) -> dict:
-    h = inputs["x"].astype(np.float64).reshape(R, C) + inputs["r"].astype(np.float64).reshape(R, C)
-    ms = np.mean(h * h, axis=1, keepdims=True)
-    y = h / np.sqrt(ms + float(inputs["eps"])) * inputs["gamma"].astype(np.float64)
+    h = inputs["x"].reshape(R, C).astype(np.float64)
+    h += inputs["r"].reshape(R, C)  # exact: the sum of two float32 values fits in float64
+    ms = np.einsum("ij,ij->i", h, h) / C
+    y = h * (1.0 / np.sqrt(ms + float(inputs["eps"])))[:, None]
+    y *= inputs["gamma"].astype(np.float64)
     return {"h": h, "y": y}
 
 

@@ -1,7 +1,13 @@
 """The transpose kata's reference: the exact transpose, and inputs where every misplaced element shows."""
+import json
+from pathlib import Path
+
 import numpy as np
+import pytest
+from click.testing import CliRunner
 
 from grader import catalog
+from grader.cli import cli
 
 KATA = catalog.load("transpose")
 ref = KATA.reference
@@ -26,3 +32,23 @@ def test_cases_cover_lines_primes_and_skinny_shapes():
     assert (1, 1) in shapes and any(r == 1 for r, _ in shapes) and any(c == 1 for _, c in shapes)
     assert any(r > 100 * c for r, c in shapes) and any(c > 100 * r for r, c in shapes)
     assert KATA.level == "warm-up"
+
+
+@pytest.mark.slow
+def test_memory_report_flags_the_naive_strided_store_and_not_the_tiled_solution(tmp_path, monkeypatch):
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
+    root = Path(__file__).parents[2]
+    runner = CliRunner()
+
+    def counters(folder):
+        r = runner.invoke(cli, ["grade", str(folder), "--kata", "transpose", "--backend", "cpu", "--json"],
+                          catch_exceptions=False)
+        data = json.loads(r.output)
+        assert r.exit_code == 0 and data["verdict"] == "pass", data["headline"]
+        return data["counters"]
+
+    naive = counters(root / "bench/variants/transpose/naive")
+    tiled = counters(KATA.solution_dir)
+    assert naive["store_sectors_per_request"] > 20 and tiled["store_sectors_per_request"] < 6
+    assert any(h.startswith("kernel.cu:9:") and "per store request" in h for h in naive["hotspots"])
+    assert tiled["bank_conflict_degree"] == 1.0 and tiled["moved_bytes"] < naive["moved_bytes"] / 3
