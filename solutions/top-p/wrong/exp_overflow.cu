@@ -1,7 +1,7 @@
 // kata-expect: wrong-answer
 // The masses are exp(x / T) without subtracting the row's max: logits near 1e4 (or a small temperature) overflow to inf, and inf / inf comparisons pick garbage.
-// Top-p (nucleus) sampling without a sort: one block per row finds, by two radix selects weighted
-// by probability mass, first the nucleus's edge and then the sampled token.
+// Top-p (nucleus) sampling without a sort: a block takes one row at a time and finds, by two
+// radix selects weighted by probability mass, first the nucleus's edge and then the sampled token.
 //
 // Why: sorting 128256 logits per row to read off one token is what torch does and costs far more
 // than reading the row. The nucleus is {logits above a threshold theta} plus the first n (by index)
@@ -10,14 +10,15 @@
 // the mass from the top reaches p * total. The sample is the same search again with the target
 // u * mass(nucleus) and a strict ">" (the first token whose cumulative mass exceeds the target).
 //
-// Passes over the row (it does not fit on chip: 513 KB): 1 for the max, 3 (11/11/10-bit digits)
-// for theta, 2 for the token (its first digit's histogram is theta's first one, kept), and a last
-// one only when the token is one of several equal logits that is not the first by index.
+// Passes over the row (it does not fit on chip: 513 KB): 1 for the max, 1 for the top digit's
+// histogram (shared by both searches), 2 more (11 and 10 bits) for theta, 2 for the token, and a
+// last one only when the token is one of several equal logits that is not the first by index.
+// Six reads of a row: the plan keeps few enough rows in flight that the re-reads hit L2.
 //
 // Keys: flip all bits of negative floats, set the sign bit of positives, so unsigned order is float
-// order, once -0.0 is made +0.0 (equal logits must share a key). The order is the logits' own (never the rounded probabilities', which tie where the
-// logits do not). Every pass computes a token's mass with the same expression, so the masses the
-// searches compare are bitwise the same numbers.
+// order, once -0.0 is made +0.0 (equal logits must share a key). The order is the logits' own
+// (never the rounded probabilities', which tie where the logits do not). Every pass computes a
+// token's mass with the same expression, so the masses the searches compare are the same numbers.
 #define THREADS 1024
 #define BINS 2048
 #define WARPS (THREADS / 32)
@@ -146,13 +147,11 @@ __device__ unsigned select_key(Shared& s, const float* __restrict__ x, int V, fl
     return prefix;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-top_p_sample(const float* __restrict__ logits, const float* __restrict__ temperature,
-             const float* __restrict__ top_p, const float* __restrict__ uniform,
-             int* __restrict__ token, int V)
+// Row r's token. Starts and ends with the block synchronised (s is reused by the next row).
+__device__ void sample_row(Shared& s, const float* __restrict__ logits, const float* __restrict__ temperature,
+                           const float* __restrict__ top_p, const float* __restrict__ uniform,
+                           int* __restrict__ token, int V, int r)
 {
-    __shared__ Shared s;
-    const int r = blockIdx.x;
     const float* x = logits + (size_t)r * V;
     const float inv_t = 1.0f / temperature[r];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -209,7 +208,7 @@ top_p_sample(const float* __restrict__ logits, const float* __restrict__ tempera
     const int i = (int)fminf(fmaxf(floorf((target - above_k) / w_k), 0.0f), (float)(cnt_k - 1));
     if (i == 0) {
         if (threadIdx.x == 0) token[r] = low_k;
-        return;
+        return;  // uniform across the block: every thread computed the same i
     }
     // Rare: the i-th (by index) of several equal logits. Walk the row in index order, tile by tile,
     // counting occurrences with ballots.
@@ -232,5 +231,19 @@ top_p_sample(const float* __restrict__ logits, const float* __restrict__ tempera
         for (int w = 0; w < WARPS; ++w) seen += __float_as_int(s.warp_sum[w]);
         __syncthreads();
         if (s.found) break;
+    }
+}
+
+// Block b samples rows b, b + gridDim.x, ... The plan picks how many rows are in flight: few
+// enough that their logits stay in L2 across the six passes (launch.py).
+extern "C" __global__ void __launch_bounds__(THREADS)
+top_p_sample(const float* __restrict__ logits, const float* __restrict__ temperature,
+             const float* __restrict__ top_p, const float* __restrict__ uniform,
+             int* __restrict__ token, int R, int V)
+{
+    __shared__ Shared s;
+    for (int r = blockIdx.x; r < R; r += gridDim.x) {
+        sample_row(s, logits, temperature, top_p, uniform, token, V, r);
+        __syncthreads();
     }
 }
