@@ -77,8 +77,8 @@ struct Shared {
 };
 
 // Thread t owns digits d0 = BINS-1-2t and d0-1 (thread 0 the largest keys). Picks the largest
-// digit whose mass from the top, added to `above`, reaches thr (strict: exceeds it); if rounding
-// leaves every digit short, the smallest digit with any mass. Returns it; s.above becomes the mass
+// digit with mass whose mass from the top, added to `above`, reaches thr (strict: exceeds it); if
+// rounding leaves every digit short, the smallest digit with any mass. Returns it; s.above becomes the mass
 // of everything above it, s.bin_mass its own. Ends synchronised.
 __device__ int find_digit(Shared& s, const float* hist, float above, float thr, bool strict)
 {
@@ -101,8 +101,10 @@ __device__ int find_digit(Shared& s, const float* hist, float above, float thr, 
     for (int w = 0; w < warp; ++w) before += s.warp_sum[w];
     const float excl = above + before + (incl - (a + b));
     const float c0 = excl + a, c1 = c0 + b;
-    if (strict ? c0 > thr : c0 >= thr) atomicMax(&s.pick, d0);
-    else if (strict ? c1 > thr : c1 >= thr) atomicMax(&s.pick, d0 - 1);
+    // Only digits that hold mass: threads round their prefix sums in different orders, so an
+    // empty digit's prefix can already read >= thr, and an empty digit has no keys to refine.
+    if (a > 0.0f && (strict ? c0 > thr : c0 >= thr)) atomicMax(&s.pick, d0);
+    else if (b > 0.0f && (strict ? c1 > thr : c1 >= thr)) atomicMax(&s.pick, d0 - 1);
     if (b > 0.0f) atomicMin(&s.low, d0 - 1);
     else if (a > 0.0f) atomicMin(&s.low, d0);
     __syncthreads();
