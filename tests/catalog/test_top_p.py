@@ -90,3 +90,12 @@ def test_a_wrong_token_says_where_the_decision_fell():
     assert message.endswith(f"not within 1e-05 of a boundary, so only token {expected['token'][0]} is accepted")
     poison = np.array([-1, expected["token"][1]], np.int32)
     assert ref.check(inputs, {"token": poison}, expected, **params)[0].startswith("row 0: token = -1 is outside [0, 500)")
+
+
+def test_a_token_past_the_boundarys_neighbours_fails_and_says_the_decision_was_near():
+    inputs, params, _left, _right = _boundary("cdf")
+    order, _c = ref._cdf(inputs, 0, 500)
+    expected = ref.reference(inputs, **params)
+    (message,) = ref.check(inputs, {"token": np.array([order[6]], np.int32)}, expected, **params)
+    assert message.startswith(f"row 0: token = {order[6]} is at rank 7")
+    assert message.endswith("within 1e-05 of a boundary, but your token is not among those it admits")
