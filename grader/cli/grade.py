@@ -28,7 +28,7 @@ def list_katas(level: str | None) -> None:
         console(err=True).print(f"(progress unavailable: {exc})", style="dim")
     table = Table(box=None, pad_edge=False)
     for col in ("id", "level", "title", "progress", "best score"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col != "title")  # the long title wraps, the short cells never
     for k in katas:
         state, best = _progress_cells(progress.get(k.id))
         table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state, best)

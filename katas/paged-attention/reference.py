@@ -108,10 +108,11 @@ def cost(B: int, Hkv: int, G: int, num_blocks: int, max_blocks: int, **_) -> dic
     return {"bytes": kv + 8 * B * Hq * D + 4 * B * (max_blocks + 1), "flops": 4 * (num_blocks - B) * BLOCK * Hq * D}
 
 
-def baseline(torch, inputs: dict, B: int, Hkv: int, G: int, num_blocks: int, max_blocks: int, **_):
+def baseline(torch, inputs: dict, B: int, Hkv: int, G: int, **_):
     # What a user without a paged kernel writes: gather every sequence's blocks into a padded
     # [B, Hkv, max_blocks * 16, D] cache, then PyTorch's SDPA in fp16 with a length mask. The G
     # query heads of a KV head are its G "queries" (the GQA layout without copying K and V).
+    num_blocks, max_blocks = int(inputs["num_blocks"]), int(inputs["max_blocks"])  # data, not case keys
     kc = inputs["k_cache"].reshape(num_blocks, Hkv, BLOCK, D)
     vc = inputs["v_cache"].reshape(num_blocks, Hkv, BLOCK, D)
     table = inputs["block_table"].reshape(B, max_blocks).long()

@@ -129,7 +129,7 @@ def verdict(inputs: dict, r: int, t: int, V: int) -> tuple[str, str]:
     where = (f"the {K} most likely tokens hold mass {c[K]:.9g} >= top_p = {p:.9g}, "
              f"u * mass = {u * c[K]:.9g} falls at rank {j + 1} (token {want}, interval "
              f"[{c[j]:.9g}, {c[j + 1]:.9g}))")
-    near = ""
+    near = f"; that decision is not within {DELTA:g} of a boundary, so only token {want} is accepted"
     if k_lo != k_hi or c[j] + DELTA > u * c[K] or u * c[K] > c[j + 1] - DELTA:
         near = f"; that decision is within {DELTA:g} of a boundary, but your token is not among those it admits"
     mine = (f"outside the nucleus (rank {rank + 1} > {K})" if rank >= k_hi

@@ -1,11 +1,12 @@
-// Paged decode attention, flash-decoding style: one warp per (sequence, group of query heads of one
-// KV head, split of 256 tokens) computes a partial softmax-weighted sum for the group; a second
-// launch combines the splits of each (sequence, query head).
+// Paged decode attention, flash-decoding style: one warp per work item (a 256-token split of one
+// sequence, for a group of query heads sharing one KV head) computes a partial softmax-weighted
+// sum for the group; a last launch combines the splits of each (sequence, query head).
 //
 // Why the split: a decode batch is B sequences x Hkv KV heads of work. At B = 4, Hkv = 8 that is 32
 // warps for 132 SMs if each owns a whole sequence, and a 32k-token sequence is 16 MB of K and V
 // streamed by one warp. Splitting every sequence into 256-token pieces makes the parallelism follow
-// the tokens (4 x 8 x 128 warps there), and the second launch reads only ~0.5 KB per split.
+// the tokens (4 x 8 x 128 pieces there), and the combine launch reads only ~0.5 KB per piece.
+// A first tiny launch counts each sequence's pieces (paged_plan), so warps take only real ones.
 //
 // Why GQA inside the warp: the G = Hq / Hkv query heads that share a KV head read the same K and V
 // bytes, so one warp holds GT of them (GT = 4 when 4 divides G) in registers and reads each cache
@@ -51,23 +52,21 @@ __device__ __forceinline__ void unpack8(const uint4 u, float* f)
     f[6] = half_lo(u.w); f[7] = half_hi(u.w);
 }
 
-// Grid (splits, Hq / GT, B), one warp per block: query heads GT * blockIdx.y .. + GT - 1, which
-// share KV head GT * blockIdx.y / G. Writes, for each of them, the split's running max m (log2
-// domain), its sum l of exp2(s - m) and its unnormalised output acc[128].
+// One warp, one work item: split sp of sequence b for query heads h0 .. h0 + GT - 1, which share
+// KV head h0 / G. Writes, for each of them, the split's running max m (log2 domain), its sum l of
+// exp2(s - m) and its unnormalised output acc[128], at ((b * Hq + h) * splits + sp).
 template <int GT>
 __device__ __forceinline__ void split_attend(const float* __restrict__ q, const unsigned short* __restrict__ k_cache,
                                              const unsigned short* __restrict__ v_cache,
                                              const int* __restrict__ block_table, const int* __restrict__ seq_lens,
                                              float* __restrict__ part_acc, float* __restrict__ part_ml,
-                                             int Hkv, int G, int max_blocks)
+                                             int Hkv, int G, int max_blocks, int splits, int b, int h0, int sp)
 {
-    const int sp = blockIdx.x, h0 = GT * blockIdx.y, b = blockIdx.z, splits = gridDim.x;
     const int kvh = h0 / G;
     const int lane = threadIdx.x, chunk = lane & 15, half = lane >> 4;
     const int L = seq_lens[b];
     const int nblk = (L + BLOCK - 1) / BLOCK;
     const int first = sp * SPLIT_BLOCKS;
-    if (first >= nblk) return;  // this sequence is shorter than the widest one: no work here
     const int last = min(first + SPLIT_BLOCKS, nblk);
     const int Hq = Hkv * G;
 
@@ -167,14 +166,59 @@ __device__ __forceinline__ void split_attend(const float* __restrict__ q, const 
     }
 }
 
+// The work list, without a list: offsets[b] = the number of work items of sequences before b
+// (a sequence of n blocks has ceil(n / SPLIT_BLOCKS) splits for each of its HG head groups);
+// offsets[B] is the total. One warp, a scan over 32 sequences at a time.
+//
+// Why: the plan cannot see the lengths, so a grid sized for the widest table is mostly empty for
+// a power-law batch (64 sequences x 128 possible splits, ~7 % of them real): launching and
+// retiring ~60,000 empty blocks costs tens of microseconds. With the offsets, a fixed grid of
+// warps takes only real items.
+extern "C" __global__ void __launch_bounds__(32)
+paged_plan(const int* __restrict__ seq_lens, int B, int HG, int* __restrict__ offsets)
+{
+    const int lane = threadIdx.x;
+    int base = 0;
+    for (int b0 = 0; b0 < B; b0 += 32) {
+        const int b = b0 + lane;
+        const int nblk = b < B ? (seq_lens[b] + BLOCK - 1) / BLOCK : 0;
+        const int items = (nblk + SPLIT_BLOCKS - 1) / SPLIT_BLOCKS * HG;
+        int incl = items;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int t = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o) incl += t;
+        }
+        if (b < B) offsets[b] = base + incl - items;
+        base += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    if (lane == 0) offsets[B] = base;
+}
+
+// A fixed grid of one-warp blocks (as many as fit on the GPU at once, launch.py); warp w takes
+// items w, w + gridDim.x, ... Item i belongs to the last sequence b with offsets[b] <= i (a binary
+// search over B + 1 cached ints); inside it, j = i - offsets[b] is head group j / n, split j % n.
+// Consecutive items are splits of one (sequence, head group), so the long sequences' splits are
+// dealt across all warps and every warp gets about the same number of 256-token pieces.
 #define SPLIT_KERNEL(GT)                                                                                      \
     extern "C" __global__ void __launch_bounds__(32) paged_split_g##GT(                                      \
         const float* __restrict__ q, const unsigned short* __restrict__ k_cache,                             \
         const unsigned short* __restrict__ v_cache, const int* __restrict__ block_table,                     \
-        const int* __restrict__ seq_lens, float* __restrict__ part_acc, float* __restrict__ part_ml, int Hkv, \
-        int G, int max_blocks)                                                                                \
+        const int* __restrict__ seq_lens, const int* __restrict__ offsets, float* __restrict__ part_acc,     \
+        float* __restrict__ part_ml, int B, int Hkv, int G, int max_blocks, int splits)                      \
     {                                                                                                         \
-        split_attend<GT>(q, k_cache, v_cache, block_table, seq_lens, part_acc, part_ml, Hkv, G, max_blocks);  \
+        const int total = offsets[B];                                                                         \
+        for (int i = blockIdx.x; i < total; i += gridDim.x) {                                                 \
+            int lo = 0, hi = B - 1;                                                                           \
+            while (lo < hi) {                                                                                 \
+                const int mid = (lo + hi + 1) >> 1;                                                           \
+                if (offsets[mid] <= i) lo = mid; else hi = mid - 1;                                           \
+            }                                                                                                 \
+            const int n = ((seq_lens[lo] + BLOCK - 1) / BLOCK + SPLIT_BLOCKS - 1) / SPLIT_BLOCKS;             \
+            const int j = i - offsets[lo];                                                                    \
+            split_attend<GT>(q, k_cache, v_cache, block_table, seq_lens, part_acc, part_ml, Hkv, G,           \
+                             max_blocks, splits, lo, GT * (j / n), j % n);                                    \
+        }                                                                                                     \
     }
 SPLIT_KERNEL(1)
 SPLIT_KERNEL(4)

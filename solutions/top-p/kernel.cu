@@ -1,5 +1,5 @@
-// Top-p (nucleus) sampling without a sort: one block per row finds, by two radix selects weighted
-// by probability mass, first the nucleus's edge and then the sampled token.
+// Top-p (nucleus) sampling without a sort: a block takes one row at a time and finds, by two
+// radix selects weighted by probability mass, first the nucleus's edge and then the sampled token.
 //
 // Why: sorting 128256 logits per row to read off one token is what torch does and costs far more
 // than reading the row. The nucleus is {logits above a threshold theta} plus the first n (by index)
@@ -8,14 +8,15 @@
 // the mass from the top reaches p * total. The sample is the same search again with the target
 // u * mass(nucleus) and a strict ">" (the first token whose cumulative mass exceeds the target).
 //
-// Passes over the row (it does not fit on chip: 513 KB): 1 for the max, 3 (11/11/10-bit digits)
-// for theta, 2 for the token (its first digit's histogram is theta's first one, kept), and a last
-// one only when the token is one of several equal logits that is not the first by index.
+// Passes over the row (it does not fit on chip: 513 KB): 1 for the max, 1 for the top digit's
+// histogram (shared by both searches), 2 more (11 and 10 bits) for theta, 2 for the token, and a
+// last one only when the token is one of several equal logits that is not the first by index.
+// Six reads of a row: the plan keeps few enough rows in flight that the re-reads hit L2.
 //
 // Keys: flip all bits of negative floats, set the sign bit of positives, so unsigned order is float
-// order, once -0.0 is made +0.0 (equal logits must share a key). The order is the logits' own (never the rounded probabilities', which tie where the
-// logits do not). Every pass computes a token's mass with the same expression, so the masses the
-// searches compare are bitwise the same numbers.
+// order, once -0.0 is made +0.0 (equal logits must share a key). The order is the logits' own
+// (never the rounded probabilities', which tie where the logits do not). Every pass computes a
+// token's mass with the same expression, so the masses the searches compare are the same numbers.
 #define THREADS 1024
 #define BINS 2048
 #define WARPS (THREADS / 32)
@@ -31,13 +32,29 @@ __device__ __forceinline__ float value_of(unsigned key)
     return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
 }
 
-// f(index, value) for every element of the row; float4 loads when rows stay 16-byte aligned.
+// f(index, value) for every element of the row; float4 loads when rows stay 16-byte aligned,
+// four of them in flight per thread (64 KB per block: enough to cover L2's latency at full rate).
 template <typename F>
 __device__ __forceinline__ void over_row(const float* __restrict__ x, int V, F f)
 {
     if ((V & 3) == 0) {
         const float4* x4 = reinterpret_cast<const float4*>(x);
-        for (int i = threadIdx.x; i < V / 4; i += THREADS) {
+        const int n4 = V / 4;
+        int i = threadIdx.x;
+        for (; i + 3 * THREADS < n4; i += 4 * THREADS) {
+            float4 v[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) v[u] = x4[i + u * THREADS];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                const int j = 4 * (i + u * THREADS);
+                f(j, v[u].x);
+                f(j + 1, v[u].y);
+                f(j + 2, v[u].z);
+                f(j + 3, v[u].w);
+            }
+        }
+        for (; i < n4; i += THREADS) {
             const float4 v = x4[i];
             f(4 * i, v.x);
             f(4 * i + 1, v.y);
@@ -60,8 +77,8 @@ struct Shared {
 };
 
 // Thread t owns digits d0 = BINS-1-2t and d0-1 (thread 0 the largest keys). Picks the largest
-// digit whose mass from the top, added to `above`, reaches thr (strict: exceeds it); if rounding
-// leaves every digit short, the smallest digit with any mass. Returns it; s.above becomes the mass
+// digit with mass whose mass from the top, added to `above`, reaches thr (strict: exceeds it); if
+// rounding leaves every digit short, the smallest digit with any mass. Returns it; s.above becomes the mass
 // of everything above it, s.bin_mass its own. Ends synchronised.
 __device__ int find_digit(Shared& s, const float* hist, float above, float thr, bool strict)
 {
@@ -84,8 +101,10 @@ __device__ int find_digit(Shared& s, const float* hist, float above, float thr, 
     for (int w = 0; w < warp; ++w) before += s.warp_sum[w];
     const float excl = above + before + (incl - (a + b));
     const float c0 = excl + a, c1 = c0 + b;
-    if (strict ? c0 > thr : c0 >= thr) atomicMax(&s.pick, d0);
-    else if (strict ? c1 > thr : c1 >= thr) atomicMax(&s.pick, d0 - 1);
+    // Only digits that hold mass: threads round their prefix sums in different orders, so an
+    // empty digit's prefix can already read >= thr, and an empty digit has no keys to refine.
+    if (a > 0.0f && (strict ? c0 > thr : c0 >= thr)) atomicMax(&s.pick, d0);
+    else if (b > 0.0f && (strict ? c1 > thr : c1 >= thr)) atomicMax(&s.pick, d0 - 1);
     if (b > 0.0f) atomicMin(&s.low, d0 - 1);
     else if (a > 0.0f) atomicMin(&s.low, d0);
     __syncthreads();
@@ -144,13 +163,11 @@ __device__ unsigned select_key(Shared& s, const float* __restrict__ x, int V, fl
     return prefix;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-top_p_sample(const float* __restrict__ logits, const float* __restrict__ temperature,
-             const float* __restrict__ top_p, const float* __restrict__ uniform,
-             int* __restrict__ token, int V)
+// Row r's token. Starts and ends with the block synchronised (s is reused by the next row).
+__device__ void sample_row(Shared& s, const float* __restrict__ logits, const float* __restrict__ temperature,
+                           const float* __restrict__ top_p, const float* __restrict__ uniform,
+                           int* __restrict__ token, int V, int r)
 {
-    __shared__ Shared s;
-    const int r = blockIdx.x;
     const float* x = logits + (size_t)r * V;
     const float inv_t = 1.0f / temperature[r];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -207,7 +224,7 @@ top_p_sample(const float* __restrict__ logits, const float* __restrict__ tempera
     const int i = (int)fminf(fmaxf(floorf((target - above_k) / w_k), 0.0f), (float)(cnt_k - 1));
     if (i == 0) {
         if (threadIdx.x == 0) token[r] = low_k;
-        return;
+        return;  // uniform across the block: every thread computed the same i
     }
     // Rare: the i-th (by index) of several equal logits. Walk the row in index order, tile by tile,
     // counting occurrences with ballots.
@@ -230,5 +247,19 @@ top_p_sample(const float* __restrict__ logits, const float* __restrict__ tempera
         for (int w = 0; w < WARPS; ++w) seen += __float_as_int(s.warp_sum[w]);
         __syncthreads();
         if (s.found) break;
+    }
+}
+
+// Block b samples rows b, b + gridDim.x, ... The plan picks how many rows are in flight: few
+// enough that their logits stay in L2 across the six passes (launch.py).
+extern "C" __global__ void __launch_bounds__(THREADS)
+top_p_sample(const float* __restrict__ logits, const float* __restrict__ temperature,
+             const float* __restrict__ top_p, const float* __restrict__ uniform,
+             int* __restrict__ token, int R, int V)
+{
+    __shared__ Shared s;
+    for (int r = blockIdx.x; r < R; r += gridDim.x) {
+        sample_row(s, logits, temperature, top_p, uniform, token, V, r);
+        __syncthreads();
     }
 }

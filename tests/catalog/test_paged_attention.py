@@ -48,7 +48,7 @@ def test_float32_decode_passes_wrong_head_mapping_fails(dist):
 
 
 def test_pool_is_scattered_shared_and_poisoned():
-    params, inputs = _case("shared", B=3, Lmax=300)
+    _params, inputs = _case("shared", B=3, Lmax=300)
     table, lens = inputs["block_table"].reshape(3, -1), inputs["seq_lens"]
     nblk = -(-lens // 16)
     assert (table[:, 0] == table[0, 0]).all()  # a common prefix: the same physical blocks
@@ -66,7 +66,7 @@ def test_pool_is_scattered_shared_and_poisoned():
 
 
 def test_cost_counts_each_referenced_block_once():
-    params, inputs = _case("shared", B=3, Hkv=2, G=4, Lmax=300)
+    _params, inputs = _case("shared", B=3, Hkv=2, G=4, Lmax=300)
     c = ref.cost(B=3, Hkv=2, G=4, num_blocks=inputs["num_blocks"], max_blocks=inputs["max_blocks"])
     referenced = inputs["num_blocks"] - 3
     assert c["bytes"] == 2 * referenced * 16 * 2 * 128 * 2 + 8 * 3 * 8 * 128 + 4 * 3 * (inputs["max_blocks"] + 1)

@@ -40,7 +40,7 @@ def test_a_float32_sampler_passes_the_check(dist):
 
 
 def test_greedy_is_the_lowest_index_among_equal_maxima():
-    params, inputs, expected = _case("ties", "greedy", R=4, V=1000)
+    _params, inputs, expected = _case("ties", "greedy", R=4, V=1000)
     x = inputs["logits"].reshape(4, 1000)
     assert list(expected["token"]) == [int(np.flatnonzero(row == row.max())[0]) for row in x]
     assert any((row == row.max()).sum() > 1 for row in x)
@@ -57,7 +57,7 @@ def test_classic_mistakes_fail(mistake):
 
 def _boundary(where):
     """One row whose decision sits exactly on a boundary: the target on a CDF edge, or p on c_K."""
-    params, inputs, expected = _case("llm", "typical", R=1, V=500, seed=7)
+    params, inputs, _expected = _case("llm", "typical", R=1, V=500, seed=7)
     order, c = ref._cdf(inputs, 0, 500)
     inputs = dict(inputs)
     if where == "cdf":
@@ -82,10 +82,20 @@ def test_both_sides_of_a_boundary_are_accepted_and_named(where):
 
 def test_a_wrong_token_says_where_the_decision_fell():
     params, inputs, expected = _case("llm", "typical", R=2, V=500)
-    order, c = ref._cdf(inputs, 0, 500)
+    order, _c = ref._cdf(inputs, 0, 500)
     far = np.array([order[-1], expected["token"][1]], np.int32)  # row 0: the least likely token
     (message,) = ref.check(inputs, {"token": far}, expected, **params)
     assert message.startswith(f"row 0: token = {order[-1]} is outside the nucleus")
     assert f"expected {expected['token'][0]}" in message
+    assert message.endswith(f"not within 1e-05 of a boundary, so only token {expected['token'][0]} is accepted")
     poison = np.array([-1, expected["token"][1]], np.int32)
     assert ref.check(inputs, {"token": poison}, expected, **params)[0].startswith("row 0: token = -1 is outside [0, 500)")
+
+
+def test_a_token_past_the_boundarys_neighbours_fails_and_says_the_decision_was_near():
+    inputs, params, _left, _right = _boundary("cdf")
+    order, _c = ref._cdf(inputs, 0, 500)
+    expected = ref.reference(inputs, **params)
+    (message,) = ref.check(inputs, {"token": np.array([order[6]], np.int32)}, expected, **params)
+    assert message.startswith(f"row 0: token = {order[6]} is at rank 7")
+    assert message.endswith("within 1e-05 of a boundary, but your token is not among those it admits")
