@@ -26,7 +26,7 @@ def list_katas() -> None:
         console(err=True).print(f"(progress unavailable: {exc})", style="dim")
     table = Table(box=None, pad_edge=False)
     for col in ("id", "level", "title", "progress", "best score"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col != "title")  # the title wraps; ids and scores stay whole
     for k in katas:
         state, best = _progress_cells(progress.get(k.id))
         table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state, best)
