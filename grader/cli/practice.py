@@ -45,7 +45,7 @@ def status() -> None:
     from grader.practice.store import Store
 
     rows = progress.summary(catalog.ids())
-    table = Table(box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False, collapse_padding=True)  # 80 columns fit the longest id
     for column in ("kata", "state", "attempts", "best score", "hints", "last attempt"):
         table.add_column(column, no_wrap=True)
     table.add_column("workspace", overflow="fold")

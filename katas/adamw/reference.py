@@ -28,16 +28,19 @@ def generate(rng: np.random.Generator, T: int, big: int, large: int, t: int, **_
     # Per tensor: a gradient scale over five decades (where eps = 1e-8 starts to matter against
     # sqrt(v)), weights of a few scales, moments as a few earlier steps would have left them, and
     # a weight decay of 0 (biases and norms), 0.01 or 0.1 (a model's few parameter groups).
-    gscale = 10.0 ** rng.uniform(-5.0, 0.0, T)
-    pscale = rng.uniform(0.1, 2.0, T)
+    gscale = (10.0 ** rng.uniform(-5.0, 0.0, T)).astype(np.float32)
+    pscale = rng.uniform(0.1, 2.0, T).astype(np.float32)
     wd = rng.choice([0.0, 0.01, 0.1], T, p=[0.3, 0.2, 0.5])
+    # float32 draws and gathers: the bench case has ~1.3e8 parameters per array.
     owner = np.repeat(np.arange(T), sizes)  # tensor of each parameter, in tensor order
-    where = np.concatenate([np.arange(o, o + s) for o, s in zip(offsets, sizes)]) if T else np.zeros(0, np.int64)
     n = int(sizes.sum())
-    arrays["p"][where] = pscale[owner] * rng.normal(0.0, 1.0, n)
-    arrays["g"][where] = gscale[owner] * rng.normal(0.0, 1.0, n)
-    arrays["m"][where] = gscale[owner] * rng.normal(0.0, 0.5, n)
-    arrays["v"][where] = np.square(gscale[owner] * rng.normal(0.0, 1.0, n)) * rng.uniform(0.5, 2.0, n)
+    where = np.arange(n) + np.repeat(offsets - (np.cumsum(sizes) - sizes), sizes)  # arena index of each
+    normal = lambda: rng.standard_normal(n, dtype=np.float32)
+    arrays["p"][where] = pscale[owner] * normal()
+    gs = gscale[owner]
+    arrays["g"][where] = gs * normal()
+    arrays["m"][where] = gs * (np.float32(0.5) * normal())
+    arrays["v"][where] = np.square(gs * normal()) * rng.uniform(0.5, 2.0, n).astype(np.float32)
     beta2 = float(rng.choice([0.999, 0.95]))  # the paper's default and the usual LLM setting
     return {**arrays, "offsets": offsets, "sizes": sizes, "wd": wd.astype(np.float32),
             "N": N, "lr": float(np.float32(rng.choice([1e-3, 3e-4]))), "beta1": float(np.float32(0.9)),
@@ -47,7 +50,7 @@ def generate(rng: np.random.Generator, T: int, big: int, large: int, t: int, **_
 def _step(inputs: dict, t: int):
     """The float64 step on the parameters (padding excluded): indices, and the old and new values."""
     sizes, offsets = inputs["sizes"], inputs["offsets"]
-    where = np.concatenate([np.arange(o, o + s) for o, s in zip(offsets, sizes)])
+    where = np.arange(int(sizes.sum())) + np.repeat(offsets - (np.cumsum(sizes) - sizes), sizes)
     wd = inputs["wd"].astype(np.float64)[np.repeat(np.arange(sizes.size), sizes)]
     p, g, m, v = (inputs[k].astype(np.float64)[where] for k in ("p", "g", "m", "v"))
     lr, b1, b2, eps = (float(inputs[k]) for k in ("lr", "beta1", "beta2", "eps"))
