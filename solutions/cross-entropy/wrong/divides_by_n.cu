@@ -1,26 +1,21 @@
 // kata-expect: wrong-answer
 // The gradient is divided by N, the batch size, but the mean loss averages only the rows that are not ignored, so every gradient is too small by N_valid / N.
 // Fused cross-entropy, forward and backward: per-row loss and dlogits = (softmax - onehot) / N_valid,
-// the softmax never written, the logits read from HBM exactly once.
+// one block per row, the softmax never written.
 //
-// The traffic is the score: 8NV bytes (read the logits, write dlogits). A 128256-float row is 500 KB,
-// too long for one block to keep on chip, and a block that reads it twice (once for the statistics,
-// once for the gradient) pays 12NV unless the second read hits L2, which it mostly does not with
-// hundreds of 500 KB rows in flight. So a row is split into G chunks of blockDim.x * 16 floats,
-// one block each, and each block keeps its chunk in registers (16 per thread) from load to store:
-//  1. the block's chunk max m_c and s_c = sum exp(x - m_c), reduced over the block;
-//  2. the pair goes to a per-row table in global memory, and the block waits until all G chunks
-//     of its row have arrived (a counter per row), then merges the G pairs: m = max m_c,
-//     s = sum s_c exp(m_c - m). The pairs are tiny and stay in L2;
-//  3. dlogits = exp(x - m) * (1 / (s N_valid)), minus 1 / N_valid at the target, from the registers.
-// Waiting on other blocks needs them to be running: blocks take their (row, chunk) from an atomic
-// ticket when they start, not from blockIdx, so every chunk a running block waits for belongs to a
-// block that started earlier or to the last tickets handed out; rows whose tickets are all taken
-// always finish, so their slots free up and the last row's remaining chunks get running blocks.
-// N_valid is a batch-wide count, so a one-block kernel counts it first; ignored rows write zeros.
+// The traffic is the score: the logits are read and dlogits written, 8NV bytes, nothing else of
+// size N×V. A 128256-float row is 500 KB, too long to hold on chip, so each block reads its row twice:
+//  * pass 1: the online recurrence gives the row max m and s = sum exp(x - m) in one read (when a
+//    larger x arrives, s is rescaled by exp(m_old - m_new));
+//  * pass 2: dlogits = exp(x - m) * (1 / (s N_valid)), minus 1 / N_valid at the target. It walks
+//    the row backwards: the elements pass 1 read last are the likeliest still in L2, so the re-read
+//    mostly hits L2 instead of HBM (otherwise 12NV bytes cap the kernel at 0.67 of the roofline).
+//    The dlogits stores are streaming (__stcs, evict-first) so they do not push the row out of L2.
+// N_valid is a batch-wide count, so a one-block kernel counts it first; ignored rows only write zeros.
+// Rows start at r * V floats: for odd V (50257) a scalar head brings each row to a 16-byte boundary
+// so the body is float4 loads and stores.
 #define FULL 0xffffffffu
 #define NEG_INF __int_as_float(0xff800000)  // -inf without <math.h> (NVRTC has no host headers)
-#define CP 16                                // floats per thread: the chunk is blockDim.x * CP
 
 // n_valid[0] = number of targets that are not ignore_index. One block; N is a few thousand ints.
 extern "C" __global__ void __launch_bounds__(1024)
@@ -39,100 +34,110 @@ count_valid(const int* __restrict__ targets, int N, int ignore_index, int* __res
     }
 }
 
-// Block-wide max or sum (blockDim.x a multiple of 32); every thread gets the result.
-template <bool IS_MAX>
-__device__ float block_reduce(float v, float* red)
+// (m, s) += x: the online softmax statistics of one more element.
+__device__ __forceinline__ void online_add(float& m, float& s, float x)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    for (int off = 16; off > 0; off >>= 1) {
-        const float o = __shfl_xor_sync(FULL, v, off);
-        v = IS_MAX ? fmaxf(v, o) : v + o;
+    if (x > m) {
+        s = s * __expf(m - x) + 1.0f;  // exp(-inf) = 0 for the first element
+        m = x;
+    } else {
+        s += __expf(x - m);
     }
-    if (lane == 0) red[warp] = v;
-    __syncthreads();  // publish the per-warp partials
-    v = lane < warps ? red[lane] : (IS_MAX ? NEG_INF : 0.0f);
-    for (int off = 16; off > 0; off >>= 1) {
-        const float o = __shfl_xor_sync(FULL, v, off);
-        v = IS_MAX ? fmaxf(v, o) : v + o;
-    }
-    __syncthreads();  // everyone has read red[] before the next reduction overwrites it
-    return v;
 }
 
-// stats: N * G (m, s) pairs; arrived: N counters and, after them, the ticket counter (all zero).
-extern "C" __global__ void __launch_bounds__(512, 3)
-cross_entropy(const float* __restrict__ logits, const int* __restrict__ targets, const int* __restrict__ n_valid,
-              float2* __restrict__ stats, int* __restrict__ arrived, int* __restrict__ ticket,
-              float* __restrict__ loss, float* __restrict__ dlogits, int V, int G, int ignore_index)
+// Merge two (m, s) pairs. Both m = -inf (threads that saw no element) must give (-inf, 0), not NaN.
+__device__ __forceinline__ void online_merge(float& m, float& s, float m2, float s2)
 {
-    __shared__ float red[32];
-    __shared__ int item_s;
-    __shared__ float m_s, s_s;
-    const int tid = threadIdx.x, nt = blockDim.x;
-    if (tid == 0) item_s = atomicAdd(ticket, 1);
-    __syncthreads();
-    const int r = item_s / G, c = item_s % G;
-    const float* const row = logits + (size_t)r * V;
-    float* const grad = dlogits + (size_t)r * V;
-    const int j0 = c * nt * CP + tid;  // element k of this thread: j0 + k * nt (coalesced per k)
+    const float mm = fmaxf(m, m2);
+    if (mm == NEG_INF) return;
+    s = s * __expf(m - mm) + s2 * __expf(m2 - mm);
+    m = mm;
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+cross_entropy(const float* __restrict__ logits, const int* __restrict__ targets, const int* __restrict__ n_valid,
+              float* __restrict__ loss, float* __restrict__ dlogits, int V, int ignore_index)
+{
+    __shared__ float red_m[32], red_s[32];
+    const int r = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
+    const size_t start = (size_t)r * V;
+    const float* const row = logits + start;
+    float* const grad = dlogits + start;
+    // head scalars to the first 16-byte boundary, nvec float4s, then a scalar tail of < 4
+    const int head = min(V, (int)((4 - (start & 3)) & 3));
+    const int nvec = (V - head) >> 2;
+    const int tail0 = head + 4 * nvec;
+    const float4* const row4 = reinterpret_cast<const float4*>(row + head);
+    float4* const grad4 = reinterpret_cast<float4*>(grad + head);
 
     const int t = targets[r];
-    if (t == ignore_index) {  // every block of the row returns here: nobody waits for its chunks
-        for (int k = 0; k < CP; ++k)
-            if (j0 + k * nt < V) grad[j0 + k * nt] = 0.0f;
-        if (c == 0 && tid == 0) loss[r] = 0.0f;
+    if (t == ignore_index) {  // the whole block takes this branch: no barrier is skipped by some threads only
+        const float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int i = tid; i < nvec; i += nt) __stcs(grad4 + i, z);
+        if (tid < head) grad[tid] = 0.0f;
+        if (tail0 + tid < V) grad[tail0 + tid] = 0.0f;
+        if (tid == 0) loss[r] = 0.0f;
         return;
     }
 
-    // 1. The chunk, in registers; all CP loads issue before the first use (memory-level parallelism).
-    float x[CP];
-    float m = NEG_INF;
-#pragma unroll
-    for (int k = 0; k < CP; ++k) {
-        const int j = j0 + k * nt;
-        x[k] = j < V ? __ldcs(row + j) : NEG_INF;  // read once: evict-first
-        m = fmaxf(m, x[k]);
-    }
-    m = block_reduce<true>(m, red);  // finite: every chunk holds at least one element
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < CP; ++k) s += __expf(x[k] - m);  // padding: exp(-inf) = 0
-    s = block_reduce<false>(s, red);
-
-    // 2. The row's statistics from its G chunks.
-    if (tid == 0) {
-        if (G > 1) {
-            stats[(size_t)r * G + c] = make_float2(m, s);
-            __threadfence();  // the pair is visible before the count says so
-            atomicAdd(&arrived[r], 1);
-            while (*(volatile int*)&arrived[r] < G) {
-            }
-            __threadfence();
-            float mm = NEG_INF, ss = 0.0f;
-            for (int g = 0; g < G; ++g) {
-                const float2 p = __ldcg(stats + (size_t)r * G + g);  // from L2, not a stale L1 line
-                const float mx = fmaxf(mm, p.x);
-                ss = ss * __expf(mm - mx) + p.y * __expf(p.x - mx);  // mm = -inf at first: exp = 0
-                mm = mx;
-            }
-            m = mm;
-            s = ss;
+    // Pass 1: each thread's (m, s) over its elements; four float4 loads in flight per thread.
+    float m = NEG_INF, s = 0.0f;
+    if (tid < head) online_add(m, s, row[tid]);
+    if (tail0 + tid < V) online_add(m, s, row[tail0 + tid]);
+#pragma unroll 4
+    for (int i = tid; i < nvec; i += nt) {
+        const float4 v = __ldg(row4 + i);
+        // one rescale per float4 instead of one per element
+        const float vm = fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w));
+        if (vm > m) {
+            s *= __expf(m - vm);
+            m = vm;
         }
-        m_s = m;
-        s_s = s;
-        // The block whose chunk holds the target writes the loss: (m - x_t) + log s, with no
-        // rounding of an lse near 1e4 in between.
-        if (c == t / (nt * CP)) loss[r] = (m - row[t]) + logf(s);
+        s += __expf(v.x - m) + __expf(v.y - m) + __expf(v.z - m) + __expf(v.w - m);
+    }
+
+    // Block-wide merge: shuffles within a warp, then warp 0 merges the warps' pairs.
+    for (int off = 16; off > 0; off >>= 1) {
+        const float m2 = __shfl_xor_sync(FULL, m, off), s2 = __shfl_xor_sync(FULL, s, off);
+        online_merge(m, s, m2, s2);
+    }
+    if ((tid & 31) == 0) {
+        red_m[tid >> 5] = m;
+        red_s[tid >> 5] = s;
     }
     __syncthreads();
-    m = m_s;
-    const float inv_n = 1.0f / (float)(gridDim.x / G);
-    const float scale = inv_n / s_s;  // p_j / N_valid = exp(x_j - m) * scale
+    if (tid < 32) {
+        const bool have = tid < (nt >> 5);
+        m = have ? red_m[tid] : NEG_INF;
+        s = have ? red_s[tid] : 0.0f;
+        for (int off = 16; off > 0; off >>= 1) {
+            const float m2 = __shfl_xor_sync(FULL, m, off), s2 = __shfl_xor_sync(FULL, s, off);
+            online_merge(m, s, m2, s2);
+        }
+        if (tid == 0) {
+            red_m[0] = m;
+            red_s[0] = s;
+            // (m - x_t) + log s, not lse - x_t: no rounding of an lse near 1e4 in between
+            loss[r] = (m - row[t]) + logf(s);
+        }
+    }
+    __syncthreads();
+    m = red_m[0];
+    const float inv_n = 1.0f / (float)gridDim.x;
+    const float scale = inv_n / red_s[0];  // p_j / N_valid = exp(x_j - m) * scale
 
-    // 3. dlogits from the registers, streaming stores (nothing reads them back).
-#pragma unroll
-    for (int k = 0; k < CP; ++k) {
-        const int j = j0 + k * nt;
-        if (j < V) __stcs(grad + j, __expf(x[k] - m) * scale - (j == t ? inv_n : 0.0f));
+    // Pass 2, backwards (see the top): dlogits, with the one-hot subtracted where j == t.
+    const int tv = t - head;  // the target's place relative to the float4 body
+    if (tid < head) grad[tid] = __expf(row[tid] - m) * scale - (tid == t ? inv_n : 0.0f);
+    if (tail0 + tid < V) grad[tail0 + tid] = __expf(row[tail0 + tid] - m) * scale - (tail0 + tid == t ? inv_n : 0.0f);
+#pragma unroll 4
+    for (int i = nvec - 1 - tid; i >= 0; i -= nt) {
+        const float4 v = __ldcs(row4 + i);  // last use of the row: evict-first
+        float4 g;
+        g.x = __expf(v.x - m) * scale - (4 * i + 0 == tv ? inv_n : 0.0f);
+        g.y = __expf(v.y - m) * scale - (4 * i + 1 == tv ? inv_n : 0.0f);
+        g.z = __expf(v.z - m) * scale - (4 * i + 2 == tv ? inv_n : 0.0f);
+        g.w = __expf(v.w - m) * scale - (4 * i + 3 == tv ? inv_n : 0.0f);
+        __stcs(grad4 + i, g);
     }
 }

@@ -1,3 +1,5 @@
+// kata-expect: misaligned
+// The float4 body starts at the row's first element, but for odd V a row starts at r * V floats, not on a 16-byte boundary, so the vector loads are misaligned.
 // Fused cross-entropy, forward and backward: per-row loss and dlogits = (softmax - onehot) / N_valid,
 // one block per row, the softmax never written.
 //
@@ -62,7 +64,7 @@ cross_entropy(const float* __restrict__ logits, const int* __restrict__ targets,
     const float* const row = logits + start;
     float* const grad = dlogits + start;
     // head scalars to the first 16-byte boundary, nvec float4s, then a scalar tail of < 4
-    const int head = min(V, (int)((4 - (start & 3)) & 3));
+    const int head = 0;  // rows are float4-aligned (they are not, for odd V)
     const int nvec = (V - head) >> 2;
     const int tail0 = head + 4 * nvec;
     const float4* const row4 = reinterpret_cast<const float4*>(row + head);
