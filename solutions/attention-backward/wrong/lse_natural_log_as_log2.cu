@@ -33,6 +33,39 @@ extern "C" __global__ void row_dot(const float* __restrict__ dO, const float* __
     if (lane == 0) Dvec[row] = s;
 }
 
+// Stage two ROWS × D tiles (rows r0.. of a and b, zero past row `rows`) into shared memory, as
+// dst[row][d] (leading dimension LD) or transposed, dst[d][row]. Every thread issues all its float4
+// loads before its first store, so the tile costs one memory round trip, not one per element.
+template <int D, int ROWS, int NT, bool TRANSPOSED, int LD>
+__device__ __forceinline__ void stage_pair(float* __restrict__ da, float* __restrict__ db,
+                                           const float* __restrict__ a, const float* __restrict__ b,
+                                           int r0, int rows, int tid)
+{
+    constexpr int Q4 = D / 4, N4 = ROWS * Q4, IT = (N4 + NT - 1) / NT;
+    float4 va[IT], vb[IT];
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+        const int l = tid + it * NT, r = l / Q4, c = l % Q4;  // c fastest: coalesced global reads
+        const bool in = l < N4 && r0 + r < rows;
+        const size_t off = (size_t)(r0 + r) * D + 4 * c;
+        va[it] = in ? *reinterpret_cast<const float4*>(a + off) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        vb[it] = in ? *reinterpret_cast<const float4*>(b + off) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int it = 0; it < IT; ++it) {
+        const int l = tid + it * NT, r = l / Q4, d = 4 * (l % Q4);
+        if (l < N4) {
+            const float xa[4] = {va[it].x, va[it].y, va[it].z, va[it].w}, xb[4] = {vb[it].x, vb[it].y, vb[it].z, vb[it].w};
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int at = TRANSPOSED ? (d + e) * LD + r : r * LD + d + e;
+                da[at] = xa[e];
+                db[at] = xb[e];
+            }
+        }
+    }
+}
+
 template <int D, int BQ, int BKV>
 __device__ void grad_kv_block(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
                               const float* __restrict__ dO, const float* __restrict__ LSE, const float* __restrict__ Dvec,
@@ -57,12 +90,7 @@ __device__ void grad_kv_block(const float* __restrict__ Q, const float* __restri
     const size_t base = (size_t)bh * S * D;
     const float scale = rsqrtf((float)D), c2 = LOG2E * scale;
 
-    for (int l = tid; l < BKV * D; l += NT) {
-        const int c = l / D, d = l % D;  // d fastest: coalesced global reads
-        const bool in = k0 + c < S;
-        Kt[d * KP + c] = in ? K[base + (size_t)(k0 + c) * D + d] : 0.0f;
-        Vt[d * KP + c] = in ? V[base + (size_t)(k0 + c) * D + d] : 0.0f;
-    }
+    stage_pair<D, BKV, NT, true, KP>(Kt, Vt, K + base, V + base, k0, S, tid);
 
     float dk[4][DN], dv[4][DN];
 #pragma unroll
@@ -73,12 +101,7 @@ __device__ void grad_kv_block(const float* __restrict__ Q, const float* __restri
     // Causal: queries before k0 see none of this tile's keys.
     for (int q0 = causal ? k0 / BQ * BQ : 0; q0 < S; q0 += BQ) {
         __syncthreads();  // the last tile's readers of Qs, dOs, PS are done (first time: Kt, Vt are complete)
-        for (int l = tid; l < BQ * D; l += NT) {
-            const int r = l / D, d = l % D;
-            const bool in = q0 + r < S;
-            Qs[r * RP + d] = in ? Q[base + (size_t)(q0 + r) * D + d] : 0.0f;
-            dOs[r * RP + d] = in ? dO[base + (size_t)(q0 + r) * D + d] : 0.0f;
-        }
+        stage_pair<D, BQ, NT, false, RP>(Qs, dOs, Q + base, dO + base, q0, S, tid);
         for (int r = tid; r < BQ; r += NT) {
             const bool in = q0 + r < S;
             lse2[r] = in ? LSE[(size_t)bh * S + q0 + r] : 0.0f;
@@ -191,12 +214,7 @@ __device__ void grad_q_block(const float* __restrict__ Q, const float* __restric
     const size_t base = (size_t)bh * S * D;
     const float scale = rsqrtf((float)D), c2 = LOG2E * scale;
 
-    for (int l = tid; l < BQ * D; l += NT) {
-        const int r = l / D, d = l % D;
-        const bool in = q0 + r < S;
-        Qt[d * QP + r] = in ? Q[base + (size_t)(q0 + r) * D + d] : 0.0f;
-        dOt[d * QP + r] = in ? dO[base + (size_t)(q0 + r) * D + d] : 0.0f;
-    }
+    stage_pair<D, BQ, NT, true, QP>(Qt, dOt, Q + base, dO + base, q0, S, tid);
     for (int r = tid; r < BQ; r += NT) {
         const bool in = q0 + r < S;
         lse2[r] = in ? LSE[(size_t)bh * S + q0 + r] : 0.0f;
@@ -212,12 +230,7 @@ __device__ void grad_q_block(const float* __restrict__ Q, const float* __restric
     const int k_end = causal ? min(S, q0 + BQ) : S;  // causal: keys past the last query are masked
     for (int k0 = 0; k0 < k_end; k0 += BKV) {
         __syncthreads();  // the last tile's readers of Ks, Vs, dSt are done (first time: Qt, dOt complete)
-        for (int l = tid; l < BKV * D; l += NT) {
-            const int c = l / D, d = l % D;
-            const bool in = k0 + c < S;
-            Ks[c * RP + d] = in ? K[base + (size_t)(k0 + c) * D + d] : 0.0f;
-            Vs[c * RP + d] = in ? V[base + (size_t)(k0 + c) * D + d] : 0.0f;
-        }
+        stage_pair<D, BKV, NT, false, RP>(Ks, Vs, K + base, V + base, k0, S, tid);
         __syncthreads();
 
         float s[4][RK], dp[4][RK];
