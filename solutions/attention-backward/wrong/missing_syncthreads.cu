@@ -209,7 +209,8 @@ __device__ void grad_q_block(const float* __restrict__ Q, const float* __restric
     float* const Dv = lse2 + BQ;        // [BQ]
 
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const int q0 = blockIdx.x * BQ, bh = blockIdx.y;
+    // Causal: the last query tiles see the most keys; start them first so short blocks fill the tail.
+    const int q0 = (causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BQ, bh = blockIdx.y;
     const size_t base = (size_t)bh * S * D;
     const float scale = rsqrtf((float)D), c2 = LOG2E * scale;
 
