@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device call for issue 15's training katas: the GPU dev check of each (cases on the GPU, the
+# sanitizer on the emulator; in parallel), then `kata bench` of their solutions against their
+# library baselines (one at a time, so no two timings share the GPU), then variant folders.
+#   bash bench/gpu_training.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
+# KATA_IDS defaults to the three katas below; each VARIANT_DIR is bench/variants/<kata>/<name>.
+# Writes at most 8 files into OUT_DIR (the device tool's limit), each as soon as its part is done.
+set -uo pipefail
+out=${1:?usage: gpu_training.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
+ids=${2:-cross-entropy matmul-backward attention-backward}
+variants=${3:-}
+mkdir -p "$out"
+scratch=$(mktemp -d)  # logs and bench folders that are not results
+export KATA_HOME=${KATA_HOME:-$scratch/kata-home}
+# `python3 -m grader` rather than the `kata` script: pip may put the script beside another Python
+kata() { python3 -m grader "$@"; }
+python3 -m pip install --no-deps --no-build-isolation -e . -q >"$scratch/install.txt" 2>&1 || tail -5 "$scratch/install.txt"
+log="$out/devcheck.txt"
+{
+  date -u +"%Y-%m-%d %H:%M UTC"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+  python3 -c "import harness.compiler as c; print('NVRTC', c.nvrtc_version())"
+} >"$log" 2>&1
+kata calibrate >"$out/calibrate.txt" 2>&1
+t0=$(date +%s)
+for id in $ids; do
+  (timeout 420 python3 -m grader dev check "$id" --backend gpu >"$scratch/dc_$id.txt" 2>&1
+   echo "exit $?" >>"$scratch/dc_$id.txt") &
+done
+wait
+for id in $ids; do echo "=== kata dev check $id --backend gpu"; cat "$scratch/dc_$id.txt"; done >>"$log"
+echo "dev check wall time: $(( $(date +%s) - t0 )) s" >>"$log"
+grep -E "^=== |checks passed|^FAIL|^exit" "$log"
+# Timings: the solutions with their baselines (bench inputs come from the cache the dev check filled).
+timeout 300 python3 -m grader bench $ids --out "$scratch/bench" >"$out/bench.txt" 2>&1
+echo "kata bench: exit $?" >>"$out/bench.txt"
+cp "$scratch/bench/bench.md" "$out/bench.md" 2>/dev/null
+cat "$out/bench.txt"
+for v in $variants; do
+  kata_id=$(basename "$(dirname "$v")")
+  echo "=== python3 bench/quick_time.py $kata_id $v solutions/$kata_id"
+  timeout 200 python3 bench/quick_time.py "$kata_id" "$v" "solutions/$kata_id" 2>&1 | tail -8
+done >"$out/variants.txt" 2>&1
+cat "$out/variants.txt"
