@@ -85,3 +85,41 @@ def cg_tile_reduce(dev, n, rng):
         bound = 4 * np.finfo(np.float32).eps * np.log2(w) * np.abs(pad).reshape(-1, w).sum(1) + 1e-30
         assert np.all(np.abs(got - want) <= bound), f"tiles of {w}"
     return {"sums16": got16, "sums64": got64}
+
+
+FRAG_SIZES = ((1, 1, 1), (17, 9, 40), (32, 24, 70))
+
+
+@case("mma_fragments", *FRAG_SIZES)
+def mma_fragments(dev, size, rng):
+    """Each mma variant with fragments from global by the ISA's tables: on the GPU this checks
+    that the tables (and so the emulator's) are the hardware's."""
+    M, N, K = size
+    grid = (cdiv(N, 8), cdiv(M, 16))
+    out = {}
+    (a, A), (b, B) = bf16(rng, M, K), bf16(rng, K, N)
+    c = dev.empty(M * N, np.float32)
+    dev.launch("bf16_k16", grid, 32, [dev.upload(a), dev.upload(b), c, M, N, K])
+    out["bf16"] = dev.read(c, np.float32, M * N).reshape(M, N)
+    _check_gemm(out["bf16"].astype(np.float64), A, B, "bf16_k16")
+
+    A32, B32 = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+    dev.launch("tf32_k8", grid, 32, [dev.upload(A32), dev.upload(B32), c, M, N, K])
+    out["tf32"] = dev.read(c, np.float32, M * N).reshape(M, N)
+    want = A32.astype(np.float64) @ B32.astype(np.float64)  # tf32 inputs: 2^-11 relative each
+    assert np.all(np.abs(out["tf32"] - want) <= 2e-3 * (np.abs(A32) @ np.abs(B32)) + 1e-30), "tf32_k8"
+
+    A8, B8 = rng.integers(-128, 128, (M, K)).astype(np.int8), rng.integers(-128, 128, (K, N)).astype(np.int8)
+    ci = dev.empty(M * N, np.int32)
+    dev.launch("s8_k32", grid, 32, [dev.upload(A8), dev.upload(B8), ci, M, N, K])
+    out["s8"] = dev.read(ci, np.int32, M * N).reshape(M, N)
+    np.testing.assert_array_equal(out["s8"], A8.astype(np.int64) @ B8.astype(np.int64))
+
+    Ah, Bh = (rng.standard_normal((M, K)) * 0.5).astype(np.float16), (rng.standard_normal((K, N)) * 0.5).astype(np.float16)
+    ch = dev.empty(M * N, np.float16)
+    dev.launch("f16_k16_f16acc", grid, 32, [dev.upload(Ah), dev.upload(Bh), ch, M, N, K])
+    out["f16"] = dev.read(ch, np.float16, M * N).reshape(M, N)
+    want = Ah.astype(np.float64) @ Bh.astype(np.float64)
+    scale = np.abs(Ah).astype(np.float64) @ np.abs(Bh).astype(np.float64)
+    assert np.all(np.abs(out["f16"] - want) <= 2e-3 * scale + 2e-3 * np.abs(want) + 1e-6), "f16_k16_f16acc"
+    return out
