@@ -6,14 +6,14 @@ import numpy as np
 
 
 def to_bf16(x: np.ndarray) -> np.ndarray:
-    """float values -> bf16 bit patterns (uint16), rounded to nearest even like __float2bfloat16."""
+    """float values -> bf16 bit patterns (as int16), rounded to nearest even like __float2bfloat16."""
     u = np.ascontiguousarray(x, np.float32).view(np.uint32)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16).view(np.int16)
 
 
 def bf16_values(bits: np.ndarray) -> np.ndarray:
     """bf16 bit patterns -> their exact values in float64."""
-    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return (np.ascontiguousarray(bits).view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
 def generate(rng: np.random.Generator, M: int, N: int, K: int, dist: str = "mixed", **_) -> dict:

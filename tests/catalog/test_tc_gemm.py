@@ -17,7 +17,7 @@ def test_bf16_rounding_is_nearest_even(kata):
     ref = kata.reference
     x = np.array([1.0, 1.00390625, 1.01171875, -3.0e38, 1e-40], np.float32)  # ties go to even
     bits = ref.to_bf16(x)
-    assert bits.dtype == np.uint16
+    assert bits.dtype == np.int16
     np.testing.assert_array_equal(ref.bf16_values(bits)[:3], [1.0, 1.0, 1.015625])
 
 
@@ -26,7 +26,7 @@ def test_float32_accumulation_passes_and_mistakes_fail(kata, dist):
     ref = kata.reference
     params = {"M": 17, "N": 33, "K": 257, "dist": dist}
     inputs = ref.generate(np.random.default_rng(7), **params)
-    assert inputs["A"].dtype == np.uint16 and inputs["A"].shape == (17, 257)
+    assert inputs["A"].dtype == np.int16 and inputs["A"].shape == (17, 257)
     a, b = ref.bf16_values(inputs["A"]), ref.bf16_values(inputs["B"])
     assert np.count_nonzero(a) > 0 and len(np.unique(a)) > 10
     expected = ref.reference(inputs, **params)["C"]
