@@ -240,3 +240,33 @@ extern "C" __global__ void k(unsigned* out) {
     (out,), res = launch(src, "k", [np.zeros(32, np.uint32)])
     assert res.findings == []
     np.testing.assert_array_equal(out, np.full(32, 1100))
+
+
+# ---- cp.async groups -----------------------------------------------------------------------------
+GROUPS = r'''
+extern "C" __global__ void k(const float* x, float* out) {
+    __shared__ __align__(16) float s[64];
+    unsigned i = threadIdx.x;
+    unsigned d0 = (unsigned)__cvta_generic_to_shared(&s[i]), d1 = (unsigned)__cvta_generic_to_shared(&s[32 + i]);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(d0), "l"(x + i));
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d1), "l"(x + 32 + i), "r"(i % 2 ? 0 : 4));
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.wait_group 1;");
+    out[i] = s[i];          // the older group has landed
+    out[32 + i] = s[32 + i]; // MARK: the newest may still be in flight
+    asm volatile("cp.async.wait_all;");
+    out[64 + i] = s[32 + i]; // landed now, zero-filled for odd i (src-size 0)
+}
+'''
+
+
+def test_wait_group_n_leaves_the_newest_n_groups_in_flight_and_src_size_zero_fills():
+    x = np.arange(1, 65, dtype=np.float32)
+    (_, out), res = launch(GROUPS, "k", [x, np.zeros(96, np.float32)])
+    np.testing.assert_array_equal(out[:32], x[:32])
+    assert np.isnan(out[32:64]).all()  # still the poison shared memory starts with
+    np.testing.assert_array_equal(out[64:], np.where(np.arange(32) % 2, 0, x[32:]))
+    mark = line_of(GROUPS, "MARK")  # nothing has written those bytes yet, either
+    assert sorted((f.kind, f.line) for f in res.findings) == [("cp-async-unwaited", mark),
+                                                              ("uninitialized-read", mark)]
