@@ -42,28 +42,30 @@ tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B
     const int tiles = (K + BK - 1) / BK;
 
     // Tile fill: A is 128 rows × 4 chunks of 8, B 32 rows × 16 chunks; 512 chunks each, 2 a thread.
+    // The plain-load path walks elements instead, consecutive threads on consecutive columns, so a
+    // warp still reads 64 contiguous bytes of a row.
     auto fill = [&](int t, int s) {
         const int k0 = t * BK;
-        for (int c = tid; c < BM * BK / 8; c += THREADS) {
-            int r = c / (BK / 8), k = (c % (BK / 8)) * 8;
-            int gr = m0 + r, gk = k0 + k;
-            if (vec) {
-                bool in = gr < M && gk < K;
-                cp16(&As[s][r][k], in ? A + (size_t)gr * K + gk : A, in);
-            } else {
-                for (int j = 0; j < 8; j++)
-                    As[s][r][k + j] = (gr < M && gk + j < K) ? A[(size_t)gr * K + gk + j] : __float2bfloat16(0.0f);
+        if (vec) {
+            for (int c = tid; c < BM * BK / 8; c += THREADS) {
+                int r = c / (BK / 8), k = (c % (BK / 8)) * 8;
+                bool in = m0 + r < M && k0 + k < K;
+                cp16(&As[s][r][k], in ? A + (size_t)(m0 + r) * K + k0 + k : A, in);
             }
-        }
-        for (int c = tid; c < BK * BN / 8; c += THREADS) {
-            int r = c / (BN / 8), n = (c % (BN / 8)) * 8;
-            int gk = k0 + r, gn = n0 + n;
-            if (vec) {
-                bool in = gk < K && gn < N;
-                cp16(&Bs[s][r][n], in ? B + (size_t)gk * N + gn : B, in);
-            } else {
-                for (int j = 0; j < 8; j++)
-                    Bs[s][r][n + j] = (gk < K && gn + j < N) ? B[(size_t)gk * N + gn + j] : __float2bfloat16(0.0f);
+            for (int c = tid; c < BK * BN / 8; c += THREADS) {
+                int r = c / (BN / 8), n = (c % (BN / 8)) * 8;
+                bool in = k0 + r < K && n0 + n < N;
+                cp16(&Bs[s][r][n], in ? B + (size_t)(k0 + r) * N + n0 + n : B, in);
+            }
+        } else {
+            const __nv_bfloat16 zero = __float2bfloat16(0.0f);
+            for (int e = tid; e < BM * BK; e += THREADS) {
+                int r = e / BK, k = e % BK;
+                As[s][r][k] = (m0 + r < M && k0 + k < K) ? A[(size_t)(m0 + r) * K + k0 + k] : zero;
+            }
+            for (int e = tid; e < BK * BN; e += THREADS) {
+                int r = e / BN, n = e % BN;
+                Bs[s][r][n] = (k0 + r < K && n0 + n < N) ? B[(size_t)(k0 + r) * N + n0 + n] : zero;
             }
         }
         asm volatile("cp.async.commit_group;");
