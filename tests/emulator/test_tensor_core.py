@@ -270,3 +270,21 @@ def test_wait_group_n_leaves_the_newest_n_groups_in_flight_and_src_size_zero_fil
     mark = line_of(GROUPS, "MARK")  # nothing has written those bytes yet, either
     assert sorted((f.kind, f.line) for f in res.findings) == [("cp-async-unwaited", mark),
                                                               ("uninitialized-read", mark)]
+
+
+def test_mma_waits_for_its_whole_warp_and_a_missing_lane_is_a_deadlock():
+    src = r'''
+extern "C" __global__ void k(const unsigned* p, float* out) {
+    if (threadIdx.x >= {LIVE}) return;
+    float d[4] = {0.f, 0.f, 0.f, 0.f};
+    unsigned l = threadIdx.x;
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" // MARK
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(p[l]), "r"(p[l + 32]), "r"(p[l + 64]));
+    out[l] = d[0] + d[1] + d[2] + d[3];
+}
+'''
+    ones = np.full(96, 0x3C003C00, np.uint32)  # every f16 element 1.0: each D element is 8
+    (_, out), res = launch(src.replace("{LIVE}", "32"), "k", [ones, np.zeros(32, np.float32)])
+    np.testing.assert_array_equal(out, np.full(32, 32.0))
+    (_, out), res = launch(src.replace("{LIVE}", "16"), "k", [ones, np.zeros(32, np.float32)])
+    assert res.stopped and any(f.kind == "deadlock" and f.line == line_of(src, "MARK") for f in res.findings)
