@@ -123,3 +123,38 @@ def mma_fragments(dev, size, rng):
     scale = np.abs(Ah).astype(np.float64) @ np.abs(Bh).astype(np.float64)
     assert np.all(np.abs(out["f16"] - want) <= 2e-3 * scale + 2e-3 * np.abs(want) + 1e-6), "f16_k16_f16acc"
     return out
+
+
+@case("wmma_variants", (16, 16, 16), (32, 48, 64), (48, 16, 32))
+def wmma_variants(dev, size, rng):
+    """f16 with an f16 accumulator from C, s8 -> s32 stored column-major, tf32 -> f32; each matrix
+    with a leading dimension 8 past its width, so the stride is exercised."""
+    M, N, K = size
+    grid = (N // 16, M // 16)
+    pad = lambda a: np.pad(a, ((0, 0), (0, 8)))
+    out = {}
+    At = (rng.standard_normal((K, M)) * 0.5).astype(np.float16)  # A transposed (column-major A)
+    B = (rng.standard_normal((K, N)) * 0.5).astype(np.float16)
+    C0 = rng.standard_normal((M, N)).astype(np.float16)
+    c = dev.upload(pad(C0))
+    dev.launch("f16_acc", grid, 32, [dev.upload(pad(At)), dev.upload(pad(B)), c, K, M + 8, N + 8, N + 8])
+    out["f16"] = dev.read(c, np.float16, M * (N + 8)).reshape(M, N + 8)[:, :N]
+    want = At.T.astype(np.float64) @ B.astype(np.float64) + C0
+    scale = np.abs(At.T).astype(np.float64) @ np.abs(B).astype(np.float64) + np.abs(C0)
+    assert np.all(np.abs(out["f16"] - want) <= 2e-3 * scale + 1e-3), "f16_acc"
+
+    A8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    B8t = rng.integers(-128, 128, (N, K)).astype(np.int8)  # B transposed (column-major B)
+    ci = dev.empty(N * (M + 8), np.int32)
+    dev.launch("s8_s32", grid, 32, [dev.upload(pad(A8)), dev.upload(pad(B8t)), ci, K, K + 8, K + 8, M + 8])
+    out["s8"] = dev.read(ci, np.int32, N * (M + 8)).reshape(N, M + 8)[:, :M].T  # stored column-major
+    np.testing.assert_array_equal(out["s8"], A8.astype(np.int64) @ B8t.T.astype(np.int64))
+
+    A32 = rng.standard_normal((M, K)).astype(np.float32)
+    B32 = rng.standard_normal((K, N)).astype(np.float32)
+    cf = dev.empty(M * (N + 8), np.float32)
+    dev.launch("tf32_f32", grid, 32, [dev.upload(pad(A32)), dev.upload(pad(B32)), cf, K, K + 8, N + 8, N + 8])
+    out["tf32"] = dev.read(cf, np.float32, M * (N + 8)).reshape(M, N + 8)[:, :N]
+    want = A32.astype(np.float64) @ B32.astype(np.float64)
+    assert np.all(np.abs(out["tf32"] - want) <= 2e-3 * (np.abs(A32) @ np.abs(B32)) + 1e-30), "tf32_f32"
+    return out
