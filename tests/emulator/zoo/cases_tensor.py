@@ -68,7 +68,20 @@ def dp4a_dot(dev, n, rng):
     dev.launch("dot_i8", min(cdiv(max(n // 4, 1), 256), 8), 256, [dev.upload(pad(x)), dev.upload(pad(y)), out, n])
     got = dev.read(out, np.int32, 1)
     assert int(got[0]) == int((x.astype(np.int64) * y).sum())
-    return {"dot": got}
+    m = min(n, 300)  # dp2a and mixed-sign dp4a on raw words
+    a = rng.integers(-2**31, 2**31, m).astype(np.int32)
+    b = rng.integers(-2**31, 2**31, m).astype(np.int32)
+    mix = dev.empty(4 * m, np.int32)
+    dev.launch("dp2a_mix", cdiv(m, 128), 128, [dev.upload(a), dev.upload(b), mix, m])
+    got2 = dev.read(mix, np.int32, 4 * m).reshape(m, 4).astype(np.int64)
+    h, hu = a.view(np.int16).reshape(m, 2).astype(np.int64), a.view(np.uint16).reshape(m, 2).astype(np.int64)
+    sb, ub = b.view(np.int8).reshape(m, 4).astype(np.int64), b.view(np.uint8).reshape(m, 4).astype(np.int64)
+    i = np.arange(m)
+    wrap = lambda v: (v + 2**31) % 2**32 - 2**31
+    want = np.stack([wrap((h * sb[:, :2]).sum(1) + i), wrap((h * sb[:, 2:]).sum(1) - i),
+                     wrap((hu * ub[:, :2]).sum(1) + 5), wrap((a.view(np.int8).reshape(m, 4) * ub).sum(1))], 1)
+    np.testing.assert_array_equal(got2, want)
+    return {"dot": got, "dp2a": got2.astype(np.int32)}
 
 
 @case("cg_tile_reduce", 1, 100, 256, 1000)
