@@ -67,6 +67,8 @@ def cp(eng, inst):
 
 def _copy(eng, inst):
     o = inst.ops
+    if any(m.startswith("L2::cache_hint") for m in inst.mods):  # a trailing cache-policy operand
+        o = o[:-1]
     size = int(o[2].value) if o[2].kind == "imm" else 0
     if size not in ((16,) if inst.mods[1] == "cg" else (4, 8, 16)):
         raise UnsupportedPTX(f"{inst.opcode} with {size} bytes", inst.file, inst.line)

@@ -116,7 +116,12 @@ def converter(inst, dt: str, st: str):
 
 @builder("cvt")
 def cvt(eng, inst):
+    if "tf32" in inst.mods:  # a tensor-core input type (ops_mma)
+        from .ops_mma import cvt_tf32
+        return cvt_tf32(eng, inst)
     ts = types_of(inst)
+    if len(ts) < 2:
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
     dt, st = ts[-2], ts[-1]
     if dt in ("f16x2", "bf16x2"):  # cvt.rn.f16x2.f32 d, a, b: a goes to the upper half
         bf = dt == "bf16x2"

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import warpmat as wm
 from .findings import UnsupportedPTX
-from .ops import WARPSYNC, builder, get
+from .ops import PLAIN, WARPSYNC, builder, get, put
 from .ops_mem import address, locate
 
 G, T4 = wm.G, wm.T4
@@ -111,6 +111,31 @@ def mma(eng, inst):
         D = wm.product(A, B, C, integer)
         scatter_regs(w, dst, wm.pack(wm.scatter_elems(D, cr, cc), td, sat))
     return WARPSYNC, run
+
+
+def cvt_tf32(eng, inst):
+    """cvt.{rna,rn,rz}{.satfinite}.tf32.f32 d, a: a float32 rounded to tf32 (10 mantissa bits),
+    as a .b32 whose low 13 bits are zero; NaN and infinity pass through."""
+    mode = next((m for m in inst.mods if m in ("rna", "rn", "rz")), None)
+    if mode is None or inst.mods[-2:] != ("tf32", "f32"):
+        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+    d, a = put(eng, inst, inst.ops[0], "b32"), get(eng, inst, inst.ops[1], "b32")
+    sat = "satfinite" in inst.mods
+
+    def run(sel):
+        u = np.asarray(a(sel)).astype(np.uint64)
+        special = (u & 0x7F800000) == 0x7F800000
+        if mode == "rna":  # ties away from zero: add half an ulp to the magnitude
+            r = u + 0x1000
+        elif mode == "rn":
+            r = u + 0xFFF + ((u >> 13) & 1)
+        else:
+            r = u
+        r = r & 0xFFFFE000
+        if sat:  # a finite value that rounded up to infinity becomes the largest tf32
+            r = np.where(((r & 0x7F800000) == 0x7F800000) & ~special, (u & 0x80000000) | 0x7F7FE000, r)
+        d(sel, np.where(special, u, r).astype(np.uint32))
+    return PLAIN, run
 
 
 def _matrices(inst) -> int:

@@ -139,15 +139,26 @@ def written_registers(eng) -> dict:
     return done
 
 
+def _accumulates(inst, name: str) -> bool:
+    """True when inst is an mma that reads `name` too (d = a*b + d): such a writer never gives the
+    register its first value. A register every writer of which accumulates into it was never
+    initialised, however many mmas (one per unrolled k step) there are."""
+    if inst.op not in ("mma", "wmma") or (inst.op == "wmma" and inst.mods[:1] != ("mma",)):
+        return False
+    return any(o.kind == "reg" and o.name == name for op in inst.ops[1:]
+               for o in (op.items if op.kind == "vec" else (op,)))
+
+
 def fragment_check(eng, inst, operands):
     """A callable sel -> None reporting `uninitialized-fragment` when an operand register of this
-    mma is written by no other instruction (a C fragment nobody zeroed: NVRTC passes the never-
-    assigned registers straight in, or, with "+f" asm operands, only the mma writes them; they
-    read 0 here, garbage on a GPU). None when every operand has another writer."""
+    mma never receives a first value: no instruction writes it, or only mmas accumulating into it
+    (a C fragment nobody zeroed: NVRTC passes the never-assigned registers straight in, or, with
+    "+f" asm operands, only the mmas write them). They read 0 here, garbage on a GPU. None when
+    every operand has a writer that gives it a value."""
     names = [(role, o.name) for role, op in operands for o in (op.items if op.kind == "vec" else (op,))
              if o.kind == "reg" and o.name in eng.regs]
     written = written_registers(eng)
-    missing = [(role, n) for role, n in names if not (written.get(n, set()) - {inst.pc})]
+    missing = [(role, n) for role, n in names if all(_accumulates(eng.code[w], n) for w in written.get(n, ()))]
     if not missing:
         return None
     what = " and ".join(sorted({role for role, _ in missing}))

@@ -42,19 +42,24 @@ extern "C" __global__ void k(const float* x, float* out) {
     unsigned l = threadIdx.x;
     unsigned a0 = p[l], a1 = p[l + 32], a2 = p[l + 64], a3 = p[l + 96], b0 = p[l + 128], b1 = p[l + 160];
     float c[4]{INIT};
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, " // expect: uninitialized-fragment
+{UNROLL}    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, " // expect: uninitialized-fragment
                  "{%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     for (int i = 0; i < 4; i++) out[4 * l + i] = c[i];
 }
 '''
+UNROLL = "#pragma unroll\n    for (int k = 0; k < 2; k++)\n"
 CASES = {  # name -> (template, block, provoking fill, correct fill)
     "cp-async-unwaited": (CP_ASYNC, 128, {"{WAIT}": ""}, {"{WAIT}": "__pipeline_wait_prior(0);"}),
     "uninitialized-fragment": (FRAGMENT, 32, {"{FILL}": ""}, {"{FILL}": "wmma::fill_fragment(acc, 0.0f);"}),
-    "uninitialized-fragment-asm": (MMA_ASM, 32, {"{INIT}": ""}, {"{INIT}": " = {0.f, 0.f, 0.f, 0.f}"}),
+    "uninitialized-fragment-asm": (MMA_ASM, 32, {"{INIT}": "", "{UNROLL}": ""},
+                                   {"{INIT}": " = {0.f, 0.f, 0.f, 0.f}", "{UNROLL}": ""}),
+    # two k steps unrolled: two mmas accumulate into the same registers, and neither initialises them
+    "uninitialized-fragment-asm-unrolled": (MMA_ASM, 32, {"{INIT}": "", "{UNROLL}": UNROLL},
+                                            {"{INIT}": " = {0.f, 0.f, 0.f, 0.f}", "{UNROLL}": UNROLL}),
 }
-KINDS = {name.replace("-asm", "") for name in CASES}  # the kinds these tests provoke
+KINDS = {name.split("-asm")[0] for name in CASES}  # the kinds these tests provoke
 
 
 def _source(name, fix):
@@ -81,7 +86,7 @@ def _run(src, block):
 def test_kernel_provokes_its_finding_with_its_line(name):
     src = _source(name, fix=False)
     line = next(i for i, text in enumerate(src.splitlines(), 1) if "// expect:" in text)
-    kind = name.replace("-asm", "")
+    kind = name.split("-asm")[0]
     res, _ = _run(src, CASES[name][1])
     got = [(f.kind, f.line) for f in res.findings]
     assert (kind, line) in got, got

@@ -240,3 +240,51 @@ extern "C" __global__ void k(unsigned* out) {
     (out,), res = launch(src, "k", [np.zeros(32, np.uint32)])
     assert res.findings == []
     np.testing.assert_array_equal(out, np.full(32, 1100))
+
+
+# ---- cp.async groups -----------------------------------------------------------------------------
+GROUPS = r'''
+extern "C" __global__ void k(const float* x, float* out) {
+    __shared__ __align__(16) float s[64];
+    unsigned i = threadIdx.x;
+    unsigned d0 = (unsigned)__cvta_generic_to_shared(&s[i]), d1 = (unsigned)__cvta_generic_to_shared(&s[32 + i]);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(d0), "l"(x + i));
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d1), "l"(x + 32 + i), "r"(i % 2 ? 0 : 4));
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.wait_group 1;");
+    out[i] = s[i];          // the older group has landed
+    out[32 + i] = s[32 + i]; // MARK: the newest may still be in flight
+    asm volatile("cp.async.wait_all;");
+    out[64 + i] = s[32 + i]; // landed now, zero-filled for odd i (src-size 0)
+}
+'''
+
+
+def test_wait_group_n_leaves_the_newest_n_groups_in_flight_and_src_size_zero_fills():
+    x = np.arange(1, 65, dtype=np.float32)
+    (_, out), res = launch(GROUPS, "k", [x, np.zeros(96, np.float32)])
+    np.testing.assert_array_equal(out[:32], x[:32])
+    assert np.isnan(out[32:64]).all()  # still the poison shared memory starts with
+    np.testing.assert_array_equal(out[64:], np.where(np.arange(32) % 2, 0, x[32:]))
+    mark = line_of(GROUPS, "MARK")  # nothing has written those bytes yet, either
+    assert sorted((f.kind, f.line) for f in res.findings) == [("cp-async-unwaited", mark),
+                                                              ("uninitialized-read", mark)]
+
+
+def test_mma_waits_for_its_whole_warp_and_a_missing_lane_is_a_deadlock():
+    src = r'''
+extern "C" __global__ void k(const unsigned* p, float* out) {
+    if (threadIdx.x >= {LIVE}) return;
+    float d[4] = {0.f, 0.f, 0.f, 0.f};
+    unsigned l = threadIdx.x;
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};" // MARK
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(p[l]), "r"(p[l + 32]), "r"(p[l + 64]));
+    out[l] = d[0] + d[1] + d[2] + d[3];
+}
+'''
+    ones = np.full(96, 0x3C003C00, np.uint32)  # every f16 element 1.0: each D element is 8
+    (_, out), res = launch(src.replace("{LIVE}", "32"), "k", [ones, np.zeros(32, np.float32)])
+    np.testing.assert_array_equal(out, np.full(32, 32.0))
+    (_, out), res = launch(src.replace("{LIVE}", "16"), "k", [ones, np.zeros(32, np.float32)])
+    assert res.stopped and any(f.kind == "deadlock" and f.line == line_of(src, "MARK") for f in res.findings)

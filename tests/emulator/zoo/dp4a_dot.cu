@@ -12,3 +12,15 @@ extern "C" __global__ void dot_i8(const signed char* x, const signed char* y, in
     for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffff, acc, off);
     if (threadIdx.x % 32 == 0) atomicAdd(out, acc);
 }
+
+// dp2a: two 16-bit values of a times bytes 0-1 (.lo) or 2-3 (.hi) of b, signed and unsigned.
+extern "C" __global__ void dp2a_mix(const int* a, const int* b, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[4 * i] = __dp2a_lo(a[i], b[i], i);
+    out[4 * i + 1] = __dp2a_hi(a[i], b[i], -i);
+    out[4 * i + 2] = (int)__dp2a_lo((unsigned)a[i], (unsigned)b[i], 5u);
+    int mixed;  // signed bytes of a times unsigned bytes of b: only PTX has this form
+    asm("dp4a.s32.u32 %0, %1, %2, %3;" : "=r"(mixed) : "r"(a[i]), "r"(b[i]), "r"(0));
+    out[4 * i + 3] = mixed;
+}

@@ -1,0 +1,101 @@
+"""qgemv: int4 weights packed eight to an int32 with an fp16 scale per 128 along K, an fp16 x, the
+float64 product of the dequantised weights, and the scale of a float32 accumulation's error.
+
+Layout: W is N×K; row n occupies ceil(K/8) int32 words, nibble j (bits 4j..4j+3, low first) of
+word w holding W[n][8w + j] as a signed 4-bit value (-8..7, symmetric: no zero point). Nibbles
+past K in a row's last word are padding with random bits. scales is N × ceil(K/128) fp16; the
+weight is nibble * scales[n][k / 128]."""
+import math
+
+import numpy as np
+
+GROUP = 128
+
+
+def words(K: int) -> int:
+    return (K + 7) // 8
+
+
+def groups(K: int) -> int:
+    return (K + GROUP - 1) // GROUP
+
+
+ROWS = 1024  # rows dequantised at a time: a 28672 x 8192 bench matrix never exists in float64 whole
+
+
+def unpack(Wq: np.ndarray, N: int, K: int) -> np.ndarray:
+    """Packed words -> the signed nibbles (N, K) as int8."""
+    w = np.asarray(Wq).reshape(N, words(K)).view(np.uint32)
+    nib = np.stack([(w >> np.uint32(4 * j)) & np.uint32(0xF) for j in range(8)], axis=2).astype(np.int8)
+    return (nib - 16 * (nib >= 8)).astype(np.int8).reshape(N, -1)[:, :K]
+
+
+def dequantised(inputs: dict, N: int, K: int, rows: slice = slice(None)) -> np.ndarray:
+    """Rows of the weights as float64 (all rows by default)."""
+    s = inputs["scales"].reshape(N, groups(K))[rows].astype(np.float64)
+    nib = unpack(inputs["Wq"].reshape(N, words(K))[rows], len(s), K)
+    return nib * np.repeat(s, GROUP, axis=1)[:, :K]
+
+
+def _matvec(inputs: dict, N: int, K: int, absolute: bool) -> np.ndarray:
+    """sum_k w_nk x_k (or of their magnitudes) per row, group by group: the nibbles times x in
+    float64 per group of 128, then each group's scale once."""
+    G = groups(K)
+    x = np.zeros(G * GROUP)
+    x[:K] = inputs["x"].astype(np.float64)
+    x = (np.abs(x) if absolute else x).reshape(G, GROUP)
+    scales = inputs["scales"].reshape(N, G).astype(np.float64)
+    out = np.empty(N)
+    for r in range(0, N, ROWS):
+        nib = unpack(inputs["Wq"].reshape(N, words(K))[r:r + ROWS], min(ROWS, N - r), K)
+        full = np.zeros((nib.shape[0], G * GROUP))
+        full[:, :K] = np.abs(nib) if absolute else nib
+        per_group = np.einsum("rgk,gk->rg", full.reshape(-1, G, GROUP), x)
+        s = scales[r:r + ROWS]
+        out[r:r + ROWS] = (per_group * (np.abs(s) if absolute else s)).sum(axis=1)
+    return out
+
+
+def generate(rng: np.random.Generator, N: int, K: int, dist: str = "mixed", **_) -> dict:
+    W = words(K)
+    nib = rng.integers(-8, 8, (N, W, 8), dtype=np.int8)  # the padding past K is random too
+    if dist == "negative":  # mostly negative nibbles: a kernel that forgets the sign is far off
+        neg = rng.integers(-8, 0, (N, W, 8), dtype=np.int8)
+        nib = np.where(rng.random((N, W, 8), dtype=np.float32) < 0.8, neg, nib)
+    packed = np.zeros((N, W), np.uint32)
+    for j in range(8):
+        packed |= (nib[:, :, j].astype(np.uint32) & np.uint32(0xF)) << np.uint32(4 * j)
+    # Scales spanning four decades, differing per group: the wrong group's scale shows.
+    scales = (10.0 ** rng.uniform(-4, 0, (N, groups(K)))) * rng.choice([-1.0, 1.0], (N, groups(K)))
+    x = rng.normal(0.5, 1.0, K) * (10.0 ** rng.uniform(-1, 1, K))
+    return {"Wq": packed.view(np.int32), "scales": scales.astype(np.float16), "x": x.astype(np.float16)}
+
+
+def reference(inputs: dict, N: int, K: int, **_) -> dict:
+    return {"y": _matvec(inputs, N, K, absolute=False)}
+
+
+def cost(N: int, K: int, **_) -> dict:
+    # The packed weights dominate: 4 bits a weight, plus the scales, x and y.
+    return {"bytes": 4 * N * words(K) + 2 * N * groups(K) + 2 * K + 4 * N, "flops": 2 * N * K}
+
+
+def error_scale(inputs: dict, N: int, K: int, **_) -> dict:
+    # nibble * scale is exact in float32 and its product with x rounds once; the float32 sum errs
+    # like a random walk over K terms relative to sum_k |w_nk||x_k|, in any order or grouping.
+    return {"y": math.sqrt(max(K, 1)) * _matvec(inputs, N, K, absolute=True)}
+
+
+def baseline(torch, inputs: dict, N: int, K: int, **_):
+    # What a user without a fused kernel runs: unpack the nibbles, scale, and one fp16 GEMV.
+    w = inputs["Wq"].reshape(N, words(K))
+    s = inputs["scales"].reshape(N, groups(K))
+    x = inputs["x"]
+    shifts = torch.arange(0, 32, 4, device=w.device, dtype=torch.int32)
+
+    def run():
+        nib = ((w.unsqueeze(-1) >> shifts) & 0xF).reshape(N, -1)[:, :K]
+        wd = (nib - 16 * (nib >= 8).to(torch.int32)).to(torch.float16)
+        wd = wd * s.repeat_interleave(GROUP, dim=1)[:, :K]
+        return torch.mv(wd, x)
+    return run

@@ -1,0 +1,59 @@
+"""The qgemv kata's reference: the packing is the statement's, the inputs are hostile (negative
+nibbles, random padding, scales over decades), a float32 accumulation passes, the classic
+mistakes (unsigned nibbles, a scale row rounded down, fp16 accumulation) fail."""
+import numpy as np
+import pytest
+
+from grader import catalog
+
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+@pytest.fixture(scope="module")
+def kata():
+    return catalog.load("qgemv")
+
+
+def test_packing_is_low_nibble_first_and_signed(kata):
+    ref = kata.reference
+    word = np.array([[0x7F801234 - (1 << 32)]], np.int64).astype(np.int32)  # nibbles 4,3,2,1,0,8,15,7
+    np.testing.assert_array_equal(ref.unpack(word, 1, 8), [[4, 3, 2, 1, 0, -8, -1, 7]])
+    np.testing.assert_array_equal(ref.unpack(word, 1, 3), [[4, 3, 2]])
+
+
+def _case(kata, N, K, dist="mixed"):
+    ref = kata.reference
+    inputs = ref.generate(np.random.default_rng(3), N=N, K=K, dist=dist)
+    return ref, inputs, ref.reference(inputs, N=N, K=K)["y"], \
+        kata.tolerance.c * EPS32 * ref.error_scale(inputs, N=N, K=K)["y"]
+
+
+def test_inputs_are_hostile(kata):
+    ref, inputs, _, _ = _case(kata, 33, 1001, "negative")
+    assert inputs["Wq"].shape == (33, 126) and inputs["scales"].shape == (33, 8) and inputs["x"].shape == (1001,)
+    nib = ref.unpack(inputs["Wq"], 33, 126 * 8)
+    assert (nib[:, :1001] < 0).mean() > 0.6 and len(np.unique(nib[:, 1001:])) > 1  # random padding
+    s = np.abs(inputs["scales"].astype(np.float64))
+    assert s.max() / s.min() > 100 and (inputs["scales"] < 0).any()
+
+
+@pytest.mark.parametrize("K", [7, 129, 1000])
+def test_float32_passes_and_classic_mistakes_fail(kata, K):
+    N = 9
+    ref, inputs, want, bound = _case(kata, N, K)
+    w = ref.dequantised(inputs, N, K).astype(np.float32)
+    x = inputs["x"].astype(np.float32)
+    assert np.all(np.abs((w @ x) - want) <= bound)
+    nib = ref.unpack(inputs["Wq"], N, K)
+    s = np.repeat(inputs["scales"].astype(np.float64), 128, axis=1)[:, :K]
+    unsigned = np.where(nib < 0, nib + 16, nib) * s @ x.astype(np.float64)
+    assert np.any(np.abs(unsigned - want) > bound)
+    in_half = np.zeros(N, np.float16)
+    for k in range(K):  # fp16 accumulation
+        in_half = (in_half + (w[:, k] * x[k]).astype(np.float16)).astype(np.float16)
+    assert np.any(np.abs(in_half.astype(np.float64) - want) > bound)
+
+
+def test_cost_counts_the_packed_bytes(kata):
+    c = kata.reference.cost(N=4096, K=4096)
+    assert c["bytes"] == 4096 * 4096 // 2 + 2 * 4096 * 32 + 2 * 4096 + 4 * 4096 and c["flops"] == 2 * 4096 ** 2
