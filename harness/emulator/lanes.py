@@ -106,6 +106,10 @@ class LaunchState:
         self.stack = np.zeros((N, depth), np.int32)
         self.depth = np.zeros(N, np.int32)
         self.exited = np.zeros(R, np.int64)
+        # Per lane, for telling an early return from a skipped barrier (engine._check_barriers):
+        # whether it exited, and the PC of its last memory access (kept only with an observer).
+        self.gone = np.zeros(N, bool)
+        self.last_mem = np.full(N, -1, np.int64)
         self.arrived: dict[int, np.ndarray] = {}
         self.runnable: dict[int, np.ndarray] = {}
         self.bar_waiting: dict[int, np.ndarray] = {}
@@ -211,6 +215,8 @@ class LaunchState:
         else:
             lanes = (slots[:, None] * T + np.arange(T)).ravel()
         self.win.poison_shared(slots)
+        self.gone[lanes] = False
+        self.last_mem[lanes] = -1
         if self.stack.shape[1] > 1:
             self.depth.reshape(R, T)[slots] = 0
         if self.observer is not None:
