@@ -23,13 +23,15 @@ def histogram_aggregated(dev, rng):
     assert (dev.read(bins, np.uint32, nbins) == np.bincount(data, minlength=nbins)).all()
 
 
-@case("misc_idioms")
+@case("misc_idioms", kernels=2)
 def transpose_padded(dev, rng):
     h, w = 45, 70
-    a = rng.standard_normal((h, w)).astype(np.float32)
-    out = dev.empty(h * w, np.float32)
-    dev.launch("transposeNoBankConflicts", (cdiv_(w, 32), cdiv_(h, 32)), (32, 8), [out, dev.upload(a), w, h])
-    assert (dev.read(out, np.float32, h * w).reshape(w, h) == a.T).all()
+    for name, dt in (("transposeNoBankConflicts", np.float32), ("transpose_bf16", np.uint16)):
+        a = rng.standard_normal((h, w)).astype(np.float32)
+        a = a if dt == np.float32 else a.view(np.uint32).astype(np.uint16)  # any 16-bit patterns
+        out = dev.empty(h * w, dt)
+        dev.launch(name, (cdiv_(w, 32), cdiv_(h, 32)), (32, 8), [out, dev.upload(a), w, h])
+        assert (dev.read(out, dt, h * w).reshape(w, h) == a.T).all(), name
 
 
 @case("misc_idioms")

@@ -78,3 +78,16 @@ __global__ void row_max_broadcast_store(const float* x, float* out, int rows, in
     __syncthreads();
     if (threadIdx.x < 8 && blockIdx.x * 8 + threadIdx.x < rows) out[blockIdx.x * 8 + threadIdx.x] = slot[threadIdx.x];
 }
+
+// the same transpose on bf16: two neighbouring lanes write the two halves of one shared word
+__global__ void transpose_bf16(__nv_bfloat16* odata, const __nv_bfloat16* idata, int width, int height) {
+    __shared__ __nv_bfloat16 tile[TILE_DIM][TILE_DIM + 2];
+    int x = blockIdx.x * TILE_DIM + threadIdx.x, y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < width && y + j < height) tile[threadIdx.y + j][threadIdx.x] = idata[(y + j) * width + x];
+    __syncthreads();
+    x = blockIdx.y * TILE_DIM + threadIdx.x;
+    y = blockIdx.x * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < height && y + j < width) odata[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+}
