@@ -325,7 +325,7 @@ class Engine(LaunchState):
     def _after_exit(self, first, done) -> None:
         """A barrier completed because exited threads count as arrived. Threads that returned early
         before reaching anything past the barrier (`if (i >= n) return;`) are a warning; threads
-        that skipped it and went on to access memory after it in the program are a divergent
+        that skipped it and went on to write memory after it in the program are a divergent
         barrier: they ran code the barrier was meant to order."""
         p0, l0 = first
         lanes = (done[:, None] * self.T + np.arange(self.T)).ravel()

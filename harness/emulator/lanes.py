@@ -107,7 +107,7 @@ class LaunchState:
         self.depth = np.zeros(N, np.int32)
         self.exited = np.zeros(R, np.int64)
         # Per lane, for telling an early return from a skipped barrier (engine._check_barriers):
-        # whether it exited, and the PC of its last memory access (kept only with an observer).
+        # whether it exited, and the PC of its last store or atomic (kept only with an observer).
         self.gone = np.zeros(N, bool)
         self.last_mem = np.full(N, -1, np.int64)
         self.arrived: dict[int, np.ndarray] = {}

@@ -101,7 +101,8 @@ def _subsel(sel, part):
 def _target(eng, inst, space, a, sel, lanes, size, align, op, values=None):
     obs = eng.observer
     if obs is not None:
-        eng.last_mem[sel] = inst.pc
+        if op != "ld":  # what a thread changed after a barrier it skipped (engine._after_exit)
+            eng.last_mem[sel] = inst.pc
         if values is not None and space == "shared":
             obs.on_memory(inst, space, op, eng.lane_block[sel], eng.lane_tid[sel], a.astype(np.uint64), size,
                           values=values)

@@ -105,13 +105,23 @@ def _hit(hits, kind, i, other, other_line):
     hits[kind, 0] += 1
 
 
+def _increasing(s, addrs):
+    """True when the addresses strictly increase inside each run of one block slot. A group's
+    lanes of one block are contiguous (lane order), so then no two lanes share a place."""
+    for i in range(1, s.shape[0]):
+        if s[i] == s[i - 1] and addrs[i] <= addrs[i - 1]:
+            return False
+    return True
+
+
 try:  # numba is optional: without it the numpy path below gives the same findings, slower
     import numba
 
     _hit = numba.njit(inline="always", cache=True)(_hit)  # inlined: a call would incref arrays
     _lane_loop = numba.njit(cache=True)(_lane_loop)
+    _increasing = numba.njit(cache=True)(_increasing)
 except ImportError:
-    _lane_loop = None
+    _lane_loop = _increasing = None
 
 
 class _Record:
@@ -293,7 +303,8 @@ class Sanitizer(Observer):
                 return
         if op == "st" and values is not None and addrs.size > 1:
             s, t, addrs = _same_value_stores(s, t, addrs, values)
-        self._refine(addrs, size)
+        if size < self._g:  # wider accesses are aligned to their size, or the engine reports them
+            self._refine(addrs, size)
         nw = max(1, (int(size) + self._g - 1) // self._g)
         if self.jit and _lane_loop is not None:
             self._jit_access(inst, op, s, t, addrs, nw)
@@ -474,9 +485,12 @@ def _same_value_stores(s, t, addrs, values):
     """Drop the lanes of one store that write the same bytes to the same place as an earlier lane
     of it: all lanes of a warp storing one value to one word (a broadcast, Triton's reductions)
     is no race. Lanes storing different values to one place stay, and are reported."""
-    key = s * _MAX_SHARED + addrs.astype(np.int64)
-    if (key[1:] > key[:-1]).all():  # distinct, increasing places: the usual case
+    if _increasing is not None:  # distinct places, the usual case, in one pass
+        if _increasing(s, addrs):
+            return s, t, addrs
+    elif ((addrs[1:] > addrs[:-1]) | (s[1:] != s[:-1])).all():
         return s, t, addrs
+    key = s * _MAX_SHARED + addrs.astype(np.int64)
     n = key.size
     order = np.argsort(key, kind="stable")
     ks = key[order]
