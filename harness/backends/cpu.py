@@ -65,16 +65,27 @@ class CpuBackend(Backend):
 
     # -- memory --------------------------------------------------------------------------------
     def alloc(self, count: int, dtype) -> Buffer:
+        """gpu.empty: garbage on a GPU, so the sanitizer reports a kernel reading it unwritten."""
+        buf = self._alloc(count, dtype)
+        self.mark_unwritten(buf)
+        return buf
+
+    def _alloc(self, count: int, dtype) -> Buffer:
         dtype = np.dtype(dtype)
         # A zero-element buffer still needs an address a kernel can be handed (and must not touch).
         return Buffer(self._emu.alloc(max(count * dtype.itemsize, 1)), dtype, count)
+
+    def mark_unwritten(self, buf: Buffer) -> None:
+        """The buffer's bytes count as never written (a poisoned output) until something writes them."""
+        if self._emu.sanitize and buf.nbytes:
+            self._emu.mark_unwritten(self._address(buf), buf.nbytes)
 
     def _address(self, buf: Buffer) -> int:
         return int(buf.handle) + buf.offset * np.dtype(buf.dtype).itemsize
 
     def upload(self, array: np.ndarray) -> Buffer:
         array = np.ascontiguousarray(array)
-        buf = self.alloc(array.size, array.dtype)
+        buf = self._alloc(array.size, array.dtype)
         if array.size:
             self._emu.write(buf.handle, array.reshape(-1))
         return buf

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .findings import KINDS, EmulatorError, Finding, UnsupportedPTX
+from .initcheck import GlobalInit
 from .memory import GlobalMemory
 from .observer import Fanout, Observer
 from .ptx import Function, Module, Param, load_ptx
@@ -60,6 +61,7 @@ class Emulator:
         self.instruction_budget, self.wall_clock_s = instruction_budget, wall_clock_s
         self.extra_observers = list(observers or [])
         self.mem = GlobalMemory()
+        self.init = GlobalInit()  # bytes marked unwritten, for the sanitizer's global initcheck
         self.findings: list[Finding] = []
 
     # ---- memory ------------------------------------------------------------------------------
@@ -67,13 +69,24 @@ class Emulator:
         return self.mem.alloc(nbytes)
 
     def write(self, ptr: int, array) -> None:
-        self.mem.write(int(ptr), np.asarray(array))
+        array = np.asarray(array)
+        self.mem.write(int(ptr), array)
+        if self.init.ranges:
+            self.init.written(int(ptr), array.nbytes)
 
     def read(self, ptr: int, dtype, count: int) -> np.ndarray:
         return self.mem.read(int(ptr), dtype, int(count))
 
     def memset(self, ptr: int, byte: int, nbytes: int) -> None:
         self.mem.memset(int(ptr), int(byte), int(nbytes))
+        if self.init.ranges:
+            self.init.written(int(ptr), int(nbytes))
+
+    def mark_unwritten(self, ptr: int, nbytes: int) -> None:
+        """These bytes count as never written (garbage on a GPU: a fresh allocation, a poisoned
+        output) until a kernel or the host writes them; with sanitize=True a kernel reading them
+        first is an uninitialized-read finding. The bytes themselves are left as they are."""
+        self.init.mark_unwritten(int(ptr), int(nbytes))
 
     # ---- modules and launches ----------------------------------------------------------------
     def load(self, ptx: str, filename: str = "kernel.cu") -> LoadedModule:
@@ -96,7 +109,7 @@ class Emulator:
             try:
                 from .async_check import AsyncCopyCheck
                 from .sanitizer import Sanitizer
-                obs.extend([Sanitizer(), AsyncCopyCheck()])
+                obs.extend([Sanitizer(init=self.init), AsyncCopyCheck()])
             except ImportError:
                 pass
         if self.counters:
@@ -121,5 +134,22 @@ class Emulator:
                      self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at)
         stopped, issued = eng.run()
         found = eng.findings_list() + (list(observer.findings) if observer is not None else [])
+        if int(shared_bytes) > DYNAMIC_SHARED_DEFAULT:
+            found.append(_large_shared(mod, kernel, int(shared_bytes)))
         self.findings.extend(found)
         return LaunchResult(found, counters, stopped, issued)
+
+
+DYNAMIC_SHARED_DEFAULT = 48 * 1024  # bytes a launch may ask for without opting in
+
+
+def _large_shared(mod: LoadedModule, kernel: Function, nbytes: int) -> Finding:
+    """CUDA refuses a launch with more than 48 KB of dynamic shared memory unless the program first
+    raised the kernel's limit; an emulator that ran it anyway says so."""
+    lines = [i.line for i in mod.module.code[kernel.start:kernel.end] if i.line is not None]
+    return Finding(kind="large-shared", file=mod.module.filename, line=min(lines) if lines else None,
+                   space="shared", address=nbytes,
+                   message=f"the launch of {kernel.name} asks for {nbytes} bytes of dynamic shared memory, over "
+                           f"the {DYNAMIC_SHARED_DEFAULT} a CUDA launch gets by default: a CUDA program must call "
+                           f"cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, {nbytes}) "
+                           "first (kata's launch plan does that for you)")

@@ -268,7 +268,7 @@ class Counters(Observer):
         row[0] += fast[0] if fast else _distinct(self._warps(blocks, tids))
         row[1] += n
 
-    def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
         if len(tids) == 0:
             return
         row = self._row(inst)

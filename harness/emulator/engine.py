@@ -245,6 +245,7 @@ class Engine(LaunchState):
     # ---- exits, blocks, barriers --------------------------------------------------------------
     def _exit(self, idx: np.ndarray) -> None:
         T = self.T
+        self.gone[idx] = True
         if idx.size == self.N and self.exited.sum() == 0:
             self.exited[:] = T
             done = np.arange(self.R)
@@ -306,17 +307,15 @@ class Engine(LaunchState):
                         del self.bar_waiting[p]
             if len(froms) > 1:
                 p0, l0 = froms[0]
-                p1, _ = froms[1]
+                p1, l1 = froms[1]
                 self.report("divergent-barrier", self.code[p0], l0,
-                            f"__syncthreads() at {self.where(p0)} completed together with the one at "
-                            f"{self.where(p1)}: part of the block waits at a different barrier, "
-                            "so the two sides do not synchronise with what they think")
+                            f"__syncthreads() at {self.where(p0)} ({self.threads(l0)}) completed together "
+                            f"with the one at {self.where(p1)} ({self.threads(l1)}): part of the block waits "
+                            "at a different barrier, so the two sides do not synchronise with what they "
+                            "think (a barrier inside a branch or a loop whose trip count differs between "
+                            "warps)")
             if count is None and self.exited[done].any():
-                p0, l0 = froms[0]
-                self.report("barrier-after-exit", self.code[p0], l0,
-                            f"__syncthreads() at {self.where(p0)} completed only because some threads "
-                            "of the block had already exited (an early return before a barrier is "
-                            "undefined behaviour)", once=True)
+                self._after_exit(froms[0], done)
             if self.observer is not None:
                 self.observer.on_barrier(self.slot_block[done])
             if self.code[froms[0][0]].op == "bar" and "red" in self.code[froms[0][0]].mods:
@@ -324,6 +323,39 @@ class Engine(LaunchState):
                 self.code[froms[0][0]].run(_sel(everyone))
             for p, lanes in froms:
                 self._push(p + 1, lanes)
+
+    def _after_exit(self, first, done) -> None:
+        """A barrier completed because exited threads count as arrived. Threads that returned early
+        before reaching anything past the barrier (`if (i >= n) return;`) are a warning; threads
+        that skipped it and went on to write memory after it in the program are a divergent
+        barrier: they ran code the barrier was meant to order."""
+        p0, l0 = first
+        lanes = (done[:, None] * self.T + np.arange(self.T)).ravel()
+        gone = lanes[self.gone[lanes]]
+        past = gone[self.last_mem[gone] > p0]
+        if past.size:
+            self.report("divergent-barrier", self.code[p0], l0,
+                        f"__syncthreads() at {self.where(p0)} is reached by {self.threads(l0)} only: "
+                        f"{self.threads(past)} never arrived: they ran {self.where(int(self.last_mem[past[0]]))}, "
+                        "past it, and exited, so the barrier does not order what it should (every "
+                        "thread of the block must reach the same __syncthreads())")
+            return
+        self.report("barrier-after-exit", self.code[p0], l0,
+                    f"__syncthreads() at {self.where(p0)} completed only because some threads "
+                    "of the block had already exited (an early return before a barrier is "
+                    "undefined behaviour)", once=True)
+
+    def threads(self, lanes: np.ndarray) -> str:
+        """The threads of `lanes` in the first block they cover, as ranges: 'threads 32-127 of
+        block (0,0,0)'."""
+        lanes = np.asarray(lanes).ravel()
+        slot = int(self.lane_slot[lanes[0]])
+        tids = np.unique(self.lane_tid[lanes[self.lane_slot[lanes] == slot]])
+        cut = np.flatnonzero(np.diff(tids) != 1) + 1
+        runs = [(int(r[0]), int(r[-1])) for r in np.split(tids, cut)]
+        text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:4]) + (", ..." if len(runs) > 4 else "")
+        b = self.block_xyz(int(self.slot_block[slot]))
+        return f"thread{'s' if tids.size > 1 else ''} {text} of block ({b[0]},{b[1]},{b[2]})"
 
     def _watchdog(self, inst, idx, budget: bool) -> None:
         why = (f"ran {self.issued} instruction issues (the budget)" if budget

@@ -10,8 +10,12 @@ KINDS = {
     "race-raw": "error",  # shared read of a value another thread wrote with no barrier between
     "race-war": "error",  # shared write over a value another thread read with no barrier between
     "race-waw": "error",  # two threads wrote the same shared word with no barrier between
-    "uninitialized-read": "error",  # a read of shared memory nobody wrote in this block
+    "uninitialized-read": "error",  # shared memory nobody in the block wrote, or an output not yet written
+    "large-shared": "warning",  # > 48 KB of dynamic shared memory: CUDA needs the opt-in attribute
     "divergent-barrier": "error",  # __syncthreads reached by part of a block only
+    # a warp shuffle read a lane past the end of a partial warp: garbage (poison here), which a
+    # reduction whose lane 0 never depends on it may ignore; a result that does turns into NaN
+    "shuffle-missing-lane": "warning",
     "barrier-after-exit": "warning",  # a barrier completed because exited threads count as arrived
     "deadlock": "error",  # no thread can make progress (barrier or warp-sync never satisfied)
     "watchdog": "error",  # instruction budget or wall clock exhausted: probably a hang

@@ -25,10 +25,11 @@ class Observer:
     def on_issue(self, inst, blocks: np.ndarray, tids: np.ndarray) -> None:
         """`inst` (.opcode, .pc, .file, .line) issues for these lanes (guard predicate applied)."""
 
-    def on_memory(self, inst, space: str, op: str, blocks, tids, addrs, size: int) -> None:
+    def on_memory(self, inst, space: str, op: str, blocks, tids, addrs, size: int, values=None) -> None:
         """Before an access. space: global|shared|local; op: ld|st|atom; addrs: uint64 byte
         addresses (shared and local: offsets inside the block's / thread's window); size: bytes
-        per lane (a v4.f32 access is one call with size 16)."""
+        per lane (a v4.f32 access is one call with size 16). values: only for shared stores,
+        passed by keyword: the stored components (one array or scalar per vector element)."""
 
     def on_shared_init(self, blocks: np.ndarray, offset: int, nbytes: int) -> None:
         """These bytes of the blocks' shared memory hold defined values from the start (the
@@ -74,9 +75,12 @@ class Fanout(Observer):
         for o in self.observers:
             o.on_issue(inst, blocks, tids)
 
-    def on_memory(self, inst, space, op, blocks, tids, addrs, size):
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None):
         for o in self.observers:
-            o.on_memory(inst, space, op, blocks, tids, addrs, size)
+            if values is None:
+                o.on_memory(inst, space, op, blocks, tids, addrs, size)
+            else:
+                o.on_memory(inst, space, op, blocks, tids, addrs, size, values=values)
 
     def on_shared_init(self, blocks, offset, nbytes):
         for o in self.observers:

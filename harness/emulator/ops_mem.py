@@ -59,9 +59,10 @@ class Target:
         self.store, self.index, self.bad, self.lanes, self.space, self.addrs = store, index, bad, lanes, space, addrs
 
 
-def locate(eng, inst, space, a, sel, size, align, op):
+def locate(eng, inst, space, a, sel, size, align, op, values=None):
     """Split an access into per-space targets and report bad lanes. `a` holds the addresses of
-    the lanes sel (an array, or a scalar for a symbol)."""
+    the lanes sel (an array, or a scalar for a symbol); `values`, for a store, the stored
+    components (the sanitizer tells equal values from different ones)."""
     n = _count(sel)
     if np.ndim(a) == 0:
         a = np.full(n, a, np.int64 if space in ("shared", "local") else np.uint64)
@@ -70,7 +71,7 @@ def locate(eng, inst, space, a, sel, size, align, op):
         sh = (u - _U64(SHARED_WINDOW)) < _U64(WINDOW_SIZE)
         lo = (u - _U64(LOCAL_WINDOW)) < _U64(WINDOW_SIZE)
         if not sh.any() and not lo.any():
-            return [_target(eng, inst, "global", u, sel, None, size, align, op)]
+            return [_target(eng, inst, "global", u, sel, None, size, align, op, values)]
         lanes = np.arange(n)
         out = []
         for mask, sp, base in ((sh, "shared", SHARED_WINDOW), (lo, "local", LOCAL_WINDOW),
@@ -79,11 +80,12 @@ def locate(eng, inst, space, a, sel, size, align, op):
                 part = lanes[mask]
                 sub = _subsel(sel, part)
                 addr = (u[mask] - _U64(base)).astype(np.int64) if base else u[mask]
-                out.append(_target(eng, inst, sp, addr, sub, part, size, align, op))
+                vals = None if values is None else [v if np.ndim(v) == 0 else v[part] for v in values]
+                out.append(_target(eng, inst, sp, addr, sub, part, size, align, op, vals))
         return out
     if space == "const":
         space = "global"
-    return [_target(eng, inst, space, a, sel, None, size, align, op)]
+    return [_target(eng, inst, space, a, sel, None, size, align, op, values)]
 
 
 def _count(sel):
@@ -96,10 +98,16 @@ def _subsel(sel, part):
     return sel[part]
 
 
-def _target(eng, inst, space, a, sel, lanes, size, align, op):
+def _target(eng, inst, space, a, sel, lanes, size, align, op, values=None):
     obs = eng.observer
     if obs is not None:
-        obs.on_memory(inst, space, op, eng.lane_block[sel], eng.lane_tid[sel], a.astype(np.uint64), size)
+        if op != "ld":  # what a thread changed after a barrier it skipped (engine._after_exit)
+            eng.last_mem[sel] = inst.pc
+        if values is not None and space == "shared":
+            obs.on_memory(inst, space, op, eng.lane_block[sel], eng.lane_tid[sel], a.astype(np.uint64), size,
+                          values=values)
+        else:
+            obs.on_memory(inst, space, op, eng.lane_block[sel], eng.lane_tid[sel], a.astype(np.uint64), size)
     if space == "global":
         g = eng.mem
         bad = g.bad_lanes(a, size)
@@ -245,8 +253,9 @@ def st(eng, inst):
 
     def run(sel):
         a = getaddr(sel) if getaddr is not None else const_addr
-        parts = locate(eng, inst, space, a, sel, size * nvec, size * nvec, "st")
         vals = [s(sel) for s in srcs]
+        parts = locate(eng, inst, space, a, sel, size * nvec, size * nvec, "st",
+                       vals if eng.observer is not None else None)
         for part in parts:
             view = part.store.view(dt)
             idx = part.index >> shift

@@ -68,18 +68,32 @@ def shfl(eng, inst):
         j = np.where(ok, j, lane)
         me = _lanes(sel)
         other = me - lane + j
-        # A partial last warp has no lanes past the block's end; reading one is undefined on the
-        # GPU, and here gives 0 (what a learner's reduction over a ragged block expects).
+        # A partial last warp has no lanes past the block's end: reading one is undefined on the
+        # GPU (garbage), so it is a finding, and the value read is poison (0xFFFFFFFF, a NaN).
         exists = ((tid[sel] - lane + j) < T) & (other < N)
+        if not exists.all():
+            _missing_lane(eng, inst, me, lane, j, exists, tid[sel])
         other = np.where(exists, other, me)
         if src is not None:
             v = src[other]
-            d(sel, v if exists.all() else np.where(exists, v, v.dtype.type(0)))
+            d(sel, v if exists.all() else np.where(exists, v, v.dtype.type(FULL)))
         else:
             d(sel, aconst(sel))
         if p is not None:
             p(sel, ok & exists)
     return WARPSYNC, run
+
+
+def _missing_lane(eng, inst, me, lane, j, exists, tids) -> None:
+    i = int(np.argmax(~exists))
+    width = eng.T - (int(tids[i]) - int(lane[i]))
+    name = next(m for m in inst.mods if m in ("up", "down", "bfly", "idx"))
+    intrinsic = {"bfly": "__shfl_xor_sync", "idx": "__shfl_sync"}.get(name, f"__shfl_{name}_sync")
+    eng.report("shuffle-missing-lane", inst, me[~exists],
+               f"{intrinsic} at {inst.file}:{inst.line}: lane {int(lane[i])} reads lane {int(j[i])} of its warp, "
+               f"which does not exist (the block has {eng.T} threads, so this warp has {width} lanes); "
+               "a GPU returns garbage there (here: 0xFFFFFFFF, a NaN), harmless only if that lane's result "
+               "is never used: keep the source lane inside the warp or make the block a multiple of 32 threads")
 
 
 def _per_warp(eng, sel, weights):

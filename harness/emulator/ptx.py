@@ -71,7 +71,8 @@ class Module:
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_LABEL = re.compile(r"([$%\w.]+):")
+# PTX identifiers have no dots, and "::" belongs to an opcode (fence.proxy.async.shared::cta)
+_LABEL = re.compile(r"([$%\w]+):(?!:)")
 _DECL = re.compile(r"\.(reg|shared|local|const|global|param)\b")
 _REGRANGE = re.compile(r"^(%?[\w$.]+)<(\d+)>$")
 _LOCLINE = re.compile(r"\.(loc|file)\s")

@@ -51,7 +51,7 @@ _TEXT = {
 }
 
 
-def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
+def _lane_loop(op, s, t, addrs, nw, W, g, line, epoch, warp_epoch, lane_sync, wpb,
                w_who, w_when, r1_who, r1_when, r2_who, r2_when, hits):
     """Every check of one shared access, one lane (and word) at a time: the fast path when numba
     is installed (one pass instead of ~50 numpy passes over the lanes). The same rules as the
@@ -64,7 +64,7 @@ def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
         ep = epoch[sl]
         ws = warp_epoch[sl * wpb + ti // 32]
         for k in range(nw):
-            f = sl * W + np.int64(addrs[i] // 4) + k
+            f = sl * W + np.int64(addrs[i] // g) + k
             who = w_who[f]
             o1 = who & 0xFFFF
             if op != 1 and o1 == 0:  # loads and atomics read the old value
@@ -108,13 +108,23 @@ def _hit(hits, kind, i, other, other_line):
     hits[kind, 0] += 1
 
 
+def _increasing(s, addrs):
+    """True when the addresses strictly increase inside each run of one block slot. A group's
+    lanes of one block are contiguous (lane order), so then no two lanes share a place."""
+    for i in range(1, s.shape[0]):
+        if s[i] == s[i - 1] and addrs[i] <= addrs[i - 1]:
+            return False
+    return True
+
+
 try:  # numba is optional: without it the numpy path below gives the same findings, slower
     import numba
 
     _hit = numba.njit(inline="always", cache=True)(_hit)  # inlined: a call would incref arrays
     _lane_loop = numba.njit(cache=True)(_lane_loop)
+    _increasing = numba.njit(cache=True)(_increasing)
 except ImportError:
-    _lane_loop = None
+    _lane_loop = _increasing = None
 
 
 class _Record:
@@ -144,8 +154,9 @@ class _Record:
 class Sanitizer(Observer):
     """Reports race-raw, race-war, race-waw and uninitialized-read on shared memory."""
 
-    def __init__(self, jit: bool = True) -> None:
+    def __init__(self, jit: bool = True, init=None) -> None:
         self.jit = jit  # use the numba kernel when numba is installed (tests compare both paths)
+        self.init = init  # initcheck.GlobalInit of the emulator: global bytes never written, or None
         self._found: dict[tuple[str, str | None, int | None], list] = {}
         self.on_kernel_start("", (1, 1, 1), (1, 1, 1), 0)
 
@@ -169,6 +180,7 @@ class Sanitizer(Observer):
         self._free: list[int] = []
         self._nslots = 0
         self._cap = (0, 0)
+        self._g = _WORD  # bytes per shadow entry: 4, refined to 2 or 1 by the first narrower access
         self._grow(8, max(64, (int(shared_bytes) + _WORD - 1) // _WORD))
 
     def _grow(self, slots: int, words: int) -> None:
@@ -187,6 +199,20 @@ class Sanitizer(Observer):
                 new[: old[0] * width] = getattr(self, name)
             setattr(self, name, new)
         self._cap = (slots, words)
+
+    def _refine(self, addrs: np.ndarray, size: int) -> None:
+        """Shadow entries as narrow as the narrowest access (bf16, char arrays): two lanes writing
+        the two halves of one word are not a race. The state of each entry is copied to its parts."""
+        low = int(np.bitwise_or.reduce(addrs)) | int(size) | self._g
+        g = low & -low
+        if g >= self._g:
+            return
+        factor = self._g // g
+        slots, words = self._cap
+        for rec in (self._writer, self._r1, self._r2):
+            for name in ("who", "when"):
+                setattr(rec, name, np.repeat(getattr(rec, name).reshape(slots, words), factor, axis=1).ravel())
+        self._cap, self._g = (slots, words * factor), g
 
     def _cover(self, blocks: np.ndarray) -> None:
         top = int(blocks.max()) + 1 if blocks.size else 0
@@ -267,8 +293,14 @@ class Sanitizer(Observer):
         return None
 
     # ---- accesses --------------------------------------------------------------------------
-    def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
-        if space != "shared" or len(tids) == 0:
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
+        if len(tids) == 0:
+            return
+        if space == "global":
+            if self.init is not None:
+                self.init.access(self, inst, op, blocks, tids, addrs, size)
+            return
+        if space != "shared":
             return
         if self._reserved[1]:
             a = np.asarray(addrs, np.uint64)
@@ -306,17 +338,22 @@ class Sanitizer(Observer):
     def _access(self, inst, op, blocks, tids, addrs, size) -> None:
         s = self._slots(blocks)
         t = np.asarray(tids, np.int64)
-        nw = max(1, (int(size) + _WORD - 1) // _WORD)
         addrs = np.asarray(addrs, np.uint64)
         if int(addrs.max()) >= _MAX_SHARED:  # wild offsets are the engine's out-of-bounds finding
             keep = addrs < _MAX_SHARED
             s, t, addrs = s[keep], t[keep], addrs[keep]
+            values = None if values is None else [v if np.ndim(v) == 0 else v[keep] for v in values]
             if addrs.size == 0:
                 return
+        if op == "st" and values is not None and addrs.size > 1:
+            s, t, addrs = _same_value_stores(s, t, addrs, values)
+        if size < self._g:  # wider accesses are aligned to their size, or the engine reports them
+            self._refine(addrs, size)
+        nw = max(1, (int(size) + self._g - 1) // self._g)
         if self.jit and _lane_loop is not None:
             self._jit_access(inst, op, s, t, addrs, nw)
             return
-        w = addrs.astype(np.int64) // _WORD
+        w = addrs.astype(np.int64) // self._g
         if nw > 1:  # a vector access covers several words; each is checked on its own
             w = (w[:, None] + np.arange(nw)).ravel()
             s, t = np.repeat(s, nw), np.repeat(t, nw)
@@ -346,18 +383,18 @@ class Sanitizer(Observer):
     def _jit_access(self, inst, op, s, t, addrs, nw) -> None:
         line = -1 if inst.line is None else int(inst.line)
         code = {"ld": 0, "st": 1}.get(op, 2)
-        top = int(addrs.max()) // _WORD + nw
+        top = int(addrs.max()) // self._g + nw
         if top > self._cap[1]:
             self._grow(self._cap[0], max(top, 2 * self._cap[1]))
         hits = np.zeros((4, 4), np.int64)
         wr, r1, r2 = self._writer, self._r1, self._r2
-        _lane_loop(code, s, t, addrs, nw, self._cap[1], line, self._epoch, self._warp_epoch, self._lane_sync,
+        _lane_loop(code, s, t, addrs, nw, self._cap[1], self._g, line, self._epoch, self._warp_epoch, self._lane_sync,
                    self._wpb, wr.who, wr.when, r1.who, r1.when, r2.who, r2.when, hits)
         for k, kind in enumerate(_KINDS):
             count, i, other, other_line = (int(v) for v in hits[k])
             if count:
                 w = np.zeros(s.size, np.int64)
-                w[i] = int(addrs[i]) // _WORD
+                w[i] = int(addrs[i]) // self._g
                 self._report(kind, inst, count, (s, t, w), i, None if other < 0 else other,
                              None if other < 0 else other_line, _TEXT[kind])
 
@@ -447,6 +484,22 @@ class Sanitizer(Observer):
             self._r2.record(fi[other], t[other], epoch[other], wsync[other], line)
 
     # ---- reporting -------------------------------------------------------------------------
+    def report_global_uninit(self, inst, count, blocks, tids, i, addr, offset) -> None:
+        """initcheck.GlobalInit found lane i reading global bytes nothing has written."""
+        key = ("uninitialized-read", inst.file, inst.line)
+        if key in self._found:
+            self._found[key][1] += count
+            return
+        block = _coords(int(np.asarray(blocks)[i]), self._grid)
+        thread = _coords(int(np.asarray(tids)[i]), self._block)
+        here = f"{inst.file or '?'}:{inst.line if inst.line is not None else '?'}"
+        message = (f"thread {_fmt(thread)} of block {_fmt(block)} reads global memory at {addr:#x} ({here}), "
+                   f"byte {offset} of a buffer nothing has written yet: on a GPU it holds garbage (an output "
+                   "holds only what the kernel writes; the grader fills outputs with poison). Write it "
+                   "before reading it, or start from zeros on purpose (gpu.zeros in launch.py)")
+        self._found[key] = [Finding(kind="uninitialized-read", message=message, file=inst.file, line=inst.line,
+                                    block=block, thread=thread, address=addr, space="global"), count]
+
     def _report(self, kind, inst, count, ctx, i, other, other_line, template) -> None:
         key = (kind, inst.file, inst.line)
         if key in self._found:
@@ -463,13 +516,44 @@ class Sanitizer(Observer):
         same_warp = other is not None and other // 32 == int(t[i]) // 32
         sync = ("__syncwarp() (a warp's lanes do not run in lockstep since Volta)" if same_warp
                 else "__syncthreads()")
-        off = int(w[i]) * _WORD
+        off = int(w[i]) * self._g
         text = template.format(off=off, here=here, there=there, sync=sync,
                                other=_fmt(other_xyz) if other_xyz else "")
         message = f"thread {_fmt(thread)} of block {_fmt(block)} {text}"
         finding = Finding(kind=kind, message=message, file=inst.file, line=inst.line, block=block,
                           thread=thread, address=off, space="shared", other_thread=other_xyz, other_line=ol)
         self._found[key] = [finding, count]
+
+
+def _same_value_stores(s, t, addrs, values):
+    """Drop the lanes of one store that write the same bytes to the same place as an earlier lane
+    of it: all lanes of a warp storing one value to one word (a broadcast, Triton's reductions)
+    is no race. Lanes storing different values to one place stay, and are reported."""
+    if _increasing is not None:  # distinct places, the usual case, in one pass
+        if _increasing(s, addrs):
+            return s, t, addrs
+    elif ((addrs[1:] > addrs[:-1]) | (s[1:] != s[:-1])).all():
+        return s, t, addrs
+    key = s * _MAX_SHARED + addrs.astype(np.int64)
+    n = key.size
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    head = np.ones(n, bool)
+    head[1:] = ks[1:] != ks[:-1]
+    first = order[np.maximum.accumulate(np.where(head, np.arange(n), 0))]  # each lane's run head
+    same = np.ones(n, bool)
+    for v in values:  # bitwise: a NaN stored by every lane is still one value
+        v = np.ascontiguousarray(np.broadcast_to(np.asarray(v), (n,)))
+        v = v.view(_uint_of(v.dtype))
+        same &= v[order] == v[first]
+    drop = np.zeros(n, bool)
+    drop[order] = same & ~head
+    keep = ~drop
+    return s[keep], t[keep], addrs[keep]
+
+
+def _uint_of(dtype):
+    return np.dtype(f"u{np.dtype(dtype).itemsize}")
 
 
 def _fmt(xyz: tuple[int, int, int]) -> str:

@@ -62,12 +62,14 @@ def test_a_clean_kernel_passes_and_says_where_the_sanitizer_ran(tmp_path, on_gpu
 
 
 def test_a_wrong_answer_on_the_gpu_is_diagnosed_on_the_emulator(tmp_path, on_gpu):
-    # The fake "GPU" adds into out without zeroing it: NaN + sum. The emulator names no finding
-    # for that (the launch plan's bug), so the reasons stay wrong-answer only.
+    # The fake "GPU" adds into out without zeroing it: NaN + sum. The emulator's initcheck names
+    # the cause: the atomicAdd reads the poisoned output nothing has written.
     ws = workspace(tmp_path, "uninitialized_output")
     shutil.copy(REDUCE.solution_dir / "wrong" / "uninitialized_output.launch.py", ws / "launch.py")
     r = grade(ws)
-    assert (r.verdict, r.stage, r.reasons) == ("fail", "correctness", ("wrong-answer",)), r.headline
+    assert (r.verdict, r.stage, r.reasons) == ("fail", "correctness", ("wrong-answer", "uninitialized-read")), \
+        r.headline
+    assert "sanitizer (CPU emulator) found uninitialized-read at kernel.cu:" in r.headline
 
 
 def test_a_wrong_answer_on_the_gpu_gets_its_cause_from_the_emulator(tmp_path, on_gpu):

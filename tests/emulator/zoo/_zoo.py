@@ -62,6 +62,7 @@ class Device:
         nbytes = max(int(count) * np.dtype(dtype).itemsize, 16)
         ptr = self.emu.alloc(nbytes)
         self.emu.memset(ptr, 0xFF, nbytes)
+        self.emu.mark_unwritten(ptr, nbytes)  # a kernel reading it before writing is a finding
         return ptr
 
     def read(self, ptr: int, dtype, count: int) -> np.ndarray:

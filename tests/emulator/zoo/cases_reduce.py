@@ -32,11 +32,6 @@ def reduce_shuffle(dev, n, rng):
     _single(dev, n, rng, lambda n: min(cdiv(n, 256), 8), 256)  # grid-stride beyond 8 blocks
 
 
-@case("reduce_shuffle", 100)
-def reduce_shuffle_ragged_block(dev, n, rng):
-    _single(dev, n, rng, lambda n: 3, 80)  # a block that is not a multiple of the warp size
-
-
 @case("reduce_cg", *SIZES)
 def reduce_cg(dev, n, rng):
     _single(dev, n, rng, lambda n: cdiv(n, 128), 128)
