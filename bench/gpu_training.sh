@@ -19,7 +19,7 @@ log="$out/devcheck.txt"
 {
   date -u +"%Y-%m-%d %H:%M UTC"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
-  python3 -c "import harness.compiler as c; print('NVRTC', c.nvrtc_version())"
+  python3 -c "import harness.frontends.nvrtc as c; print('NVRTC', c.nvrtc_version())"
 } >"$log" 2>&1
 kata calibrate >"$out/calibrate.txt" 2>&1
 t0=$(date +%s)

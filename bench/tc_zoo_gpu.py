@@ -44,8 +44,8 @@ class GpuDevice:
     """The zoo's Device interface on a GPU: buffers are the backend's, launches go through CuPy."""
 
     def __init__(self, stem: str):
-        from harness.compiler import compile
-        from harness.gpu import GpuBackend
+        from harness.frontends.nvrtc import compile
+        from harness.backends.gpu import GpuBackend
 
         r = compile((ZOO / f"{stem}.cu").read_text(), filename=f"{stem}.cu", cubin=True)
         if not r.ok:

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from grader import bench_inputs, catalog, check
+from grader.performance import bench_inputs
+from grader import catalog
+from grader.grading import check
 
 KATA = catalog.load("top-p")
 RNG = np.random.default_rng(0)

@@ -33,7 +33,7 @@ class Device(_zoo.Device):
     """The zoo's device, compiling with this folder on the include path (common.cuh)."""
 
     def __init__(self, stem: str, **options):
-        from harness.compiler import compile
+        from harness.frontends.nvrtc import compile
         from harness.emulator import Emulator
 
         self.filename = f"{stem}.cu"
