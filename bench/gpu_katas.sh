@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# One device call for issue 15's training katas: the GPU dev check of each (cases on the GPU, the
-# sanitizer on the emulator; in parallel), then `kata bench` of their solutions against their
-# library baselines (one at a time, so no two timings share the GPU), then variant folders.
-#   bash bench/gpu_training.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
-# KATA_IDS defaults to the three katas below; each VARIANT_DIR is bench/variants/<kata>/<name>.
+# One device call for a set of katas: the GPU dev check of each (its solution's grade makes the
+# kata's bench inputs, so the katas' inputs are made in parallel too) (cases on the GPU, the sanitizer on the emulator; in parallel), then
+# `kata bench` of their solutions against their library baselines (one at a time, so no two
+# timings share the GPU), then variant folders.
+#   bash bench/gpu_katas.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
+# KATA_IDS defaults to the whole catalogue; each VARIANT_DIR is bench/variants/<kata>/<name>.
 # Writes at most 8 files into OUT_DIR (the device tool's limit), each as soon as its part is done.
 set -uo pipefail
 out=${1:?usage: gpu_training.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
-ids=${2:-cross-entropy matmul-backward attention-backward}
+ids=${2:-$(python3 -c "from grader import catalog; print(' '.join(catalog.ids()))")}
 variants=${3:-}
 mkdir -p "$out"
 scratch=$(mktemp -d)  # logs and bench folders that are not results
@@ -22,9 +23,10 @@ log="$out/devcheck.txt"
   python3 -c "import harness.frontends.nvrtc as c; print('NVRTC', c.nvrtc_version())"
 } >"$log" 2>&1
 kata calibrate >"$out/calibrate.txt" 2>&1
+export KATA_BENCH_CACHE_BYTES=$((48 << 30))
 t0=$(date +%s)
 for id in $ids; do
-  (timeout 420 python3 -m grader dev check "$id" --backend gpu >"$scratch/dc_$id.txt" 2>&1
+  (timeout ${DEVCHECK_S:-300} python3 -m grader dev check "$id" --backend gpu >"$scratch/dc_$id.txt" 2>&1
    echo "exit $?" >>"$scratch/dc_$id.txt") &
 done
 wait
@@ -32,7 +34,7 @@ for id in $ids; do echo "=== kata dev check $id --backend gpu"; cat "$scratch/dc
 echo "dev check wall time: $(( $(date +%s) - t0 )) s" >>"$log"
 grep -E "^=== |checks passed|^FAIL|^exit" "$log"
 # Timings: the solutions with their baselines (bench inputs come from the cache the dev check filled).
-timeout 300 python3 -m grader bench $ids --out "$scratch/bench" >"$out/bench.txt" 2>&1
+timeout ${BENCH_S:-200} python3 -m grader bench $ids --out "$scratch/bench" >"$out/bench.txt" 2>&1
 echo "kata bench: exit $?" >>"$out/bench.txt"
 cp "$scratch/bench/bench.md" "$out/bench.md" 2>/dev/null
 cat "$out/bench.txt"
