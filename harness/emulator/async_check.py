@@ -70,7 +70,7 @@ class AsyncCopyCheck(Observer):
             self._tid[r, w.ravel()] = np.repeat(np.asarray(tids, np.int64)[m], w.shape[1])
             self._live += w.size
 
-    def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
         if space != "shared" or self._live <= 0 or len(tids) == 0:
             return
         blocks, tids, addrs = _tame(blocks, tids, addrs)

@@ -307,13 +307,14 @@ class Sanitizer(Observer):
             keep = (a < self._reserved[0]) | (a >= self._reserved[1])
             if not keep.all():
                 blocks, tids, addrs = np.asarray(blocks)[keep], np.asarray(tids)[keep], a[keep]
+                values = _select(values, keep)
                 if addrs.size == 0:
                     return
-        if op == "st" and size < _WORD and len(tids) > 1 and self._subword(inst, op, blocks, tids, addrs, size):
+        if op == "st" and size < _WORD and len(tids) > 1 and self._subword(inst, op, blocks, tids, addrs, size, values):
             return
-        self._access(inst, op, blocks, tids, addrs, size)
+        self._access(inst, op, blocks, tids, addrs, size, values)
 
-    def _subword(self, inst, op, blocks, tids, addrs, size) -> bool:
+    def _subword(self, inst, op, blocks, tids, addrs, size, values=None) -> bool:
         """Lanes of one store writing different bytes of one word (bf16/half/char arrays, one
         element a thread) do not conflict, though the shadow is per word: check the store in
         passes by byte position, each pass against the words' state from before the store."""
@@ -332,17 +333,17 @@ class Sanitizer(Observer):
         for k in np.unique(pos).tolist():
             m = pos == k
             self._writer.who[fi[m]], self._writer.when[fi[m]] = before[0][m], before[1][m]
-            self._access(inst, op, b[m], t[m], a[m], size)
+            self._access(inst, op, b[m], t[m], a[m], size, _select(values, m))
         return True
 
-    def _access(self, inst, op, blocks, tids, addrs, size) -> None:
+    def _access(self, inst, op, blocks, tids, addrs, size, values=None) -> None:
         s = self._slots(blocks)
         t = np.asarray(tids, np.int64)
         addrs = np.asarray(addrs, np.uint64)
         if int(addrs.max()) >= _MAX_SHARED:  # wild offsets are the engine's out-of-bounds finding
             keep = addrs < _MAX_SHARED
             s, t, addrs = s[keep], t[keep], addrs[keep]
-            values = None if values is None else [v if np.ndim(v) == 0 else v[keep] for v in values]
+            values = _select(values, keep)
             if addrs.size == 0:
                 return
         if op == "st" and values is not None and addrs.size > 1:
@@ -523,6 +524,11 @@ class Sanitizer(Observer):
         finding = Finding(kind=kind, message=message, file=inst.file, line=inst.line, block=block,
                           thread=thread, address=off, space="shared", other_thread=other_xyz, other_line=ol)
         self._found[key] = [finding, count]
+
+
+def _select(values, keep):
+    """The stored values (one array per register of a vector store, or scalars) of the lanes kept."""
+    return None if values is None else [v if np.ndim(v) == 0 else np.asarray(v)[keep] for v in values]
 
 
 def _same_value_stores(s, t, addrs, values):
