@@ -310,31 +310,7 @@ class Sanitizer(Observer):
                 values = _select(values, keep)
                 if addrs.size == 0:
                     return
-        if op == "st" and size < _WORD and len(tids) > 1 and self._subword(inst, op, blocks, tids, addrs, size, values):
-            return
         self._access(inst, op, blocks, tids, addrs, size, values)
-
-    def _subword(self, inst, op, blocks, tids, addrs, size, values=None) -> bool:
-        """Lanes of one store writing different bytes of one word (bf16/half/char arrays, one
-        element a thread) do not conflict, though the shadow is per word: check the store in
-        passes by byte position, each pass against the words' state from before the store."""
-        a = np.asarray(addrs, np.uint64)
-        keep = a < _MAX_SHARED
-        pos = (a % _WORD) // max(1, int(size))
-        if np.unique(pos[keep]).size < 2:
-            return False
-        b, t = np.asarray(blocks, np.int64), np.asarray(tids, np.int64)
-        s = self._slots(b)
-        top = int(a[keep].max()) // _WORD + 1 if keep.any() else 0
-        if top > self._cap[1]:
-            self._grow(self._cap[0], max(top, 2 * self._cap[1]))
-        fi = s * self._cap[1] + np.where(keep, a // _WORD, 0).astype(np.int64)
-        before = self._writer.who[fi].copy(), self._writer.when[fi].copy()
-        for k in np.unique(pos).tolist():
-            m = pos == k
-            self._writer.who[fi[m]], self._writer.when[fi[m]] = before[0][m], before[1][m]
-            self._access(inst, op, b[m], t[m], a[m], size, _select(values, m))
-        return True
 
     def _access(self, inst, op, blocks, tids, addrs, size, values=None) -> None:
         s = self._slots(blocks)

@@ -218,13 +218,14 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
     result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename),
                            ptx=ptx if ok else None, cubin=bin_ if ok else None,
                            resources=parse_ptxas(ptxas_log), nvrtc_version=version)
-    if use_cache:
+    # Only successes are kept: a failure can come from the installation (a header wheel added
+    # later, as crt/mma.h was), and failing compiles are fast to repeat.
+    if use_cache and ok:
         try:
             cache.mkdir(parents=True, exist_ok=True)
-            if ok:
-                (cache / "kernel.ptx").write_text(ptx)
-                if bin_ is not None:
-                    (cache / "kernel.cubin").write_bytes(bin_)
+            (cache / "kernel.ptx").write_text(ptx)
+            if bin_ is not None:
+                (cache / "kernel.cubin").write_bytes(bin_)
             (cache / "meta.json").write_text(json.dumps({"ok": ok, "log": log, "ptxas": ptxas_log}))
         except OSError:
             pass  # a read-only cache only costs time
