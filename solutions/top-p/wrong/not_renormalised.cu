@@ -118,10 +118,11 @@ __device__ __forceinline__ u64 shfl_up64(u64 v, int o)
            __shfl_up_sync(0xffffffffu, (unsigned)v, o);
 }
 
-// Over nb <= 2048 digits, thread t owns d0 = nb-1-2t and d0-1 (thread 0 the largest keys). Picks the largest
-// digit holding mass whose mass from the top, added to `above`, reaches thr (strict: exceeds it);
-// if none does (p * total rounded up past the total), the smallest digit with any mass. Returns
-// it; s.above becomes the mass of everything above it. Ends synchronised.
+// Over nb <= 2048 digits, thread t owns d0 = nb-1-2t and d0-1 (thread 0 the largest keys). Picks
+// the largest digit holding mass whose mass from the top, added to `above`, reaches thr (strict:
+// exceeds it); if none does (never, with exact sums and thr <= total; a guard), the smallest
+// digit with any mass. Returns it; s.above becomes the mass of everything above it. Ends
+// synchronised.
 __device__ int find_digit(Shared& s, const u64* hist, int nb, u64 above, u64 thr, bool strict)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
