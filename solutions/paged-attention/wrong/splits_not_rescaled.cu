@@ -30,7 +30,7 @@
 // pre-scaled by log2(e)/sqrt(D)) so each probability is one exp2f.
 #define BLOCK 16
 #define D 128
-#define SPLIT_BLOCKS 16  // cache blocks per split: must match launch.py
+#define SPLIT_BLOCKS 16  // cache blocks per split: must match launch.py (<= 16: see the table prefetch)
 
 __device__ __forceinline__ float half_lo(unsigned w)
 {
@@ -86,8 +86,13 @@ __device__ __forceinline__ void split_attend(const float* __restrict__ q, const 
         for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
     }
 
+    // The split's (at most 16) table entries in one load, one per lane, before the loop: read
+    // inside it, each block's address would wait on a dependent table load first.
+    const int mine = first + (lane & 15);
+    const int entry = mine < last ? block_table[b * max_blocks + mine] : 0;
     for (int blk = first; blk < last; ++blk) {
-        const size_t base = ((size_t)block_table[b * max_blocks + blk] * Hkv + kvh) * (BLOCK * D);
+        const int phys = __shfl_sync(0xffffffffu, entry, blk - first);
+        const size_t base = ((size_t)phys * Hkv + kvh) * (BLOCK * D);
         const uint4* kp = reinterpret_cast<const uint4*>(k_cache + base);
         const uint4* vp = reinterpret_cast<const uint4*>(v_cache + base);
         uint4 kr[8], vr[8];
