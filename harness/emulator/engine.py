@@ -243,7 +243,8 @@ class Engine(LaunchState):
     # ---- exits, blocks, barriers --------------------------------------------------------------
     def _exit(self, idx: np.ndarray) -> None:
         T = self.T
-        self.gone[idx] = True
+        if self.gone is not None:
+            self.gone[idx] = True
         if idx.size == self.N and self.exited.sum() == 0:
             self.exited[:] = T
             done = np.arange(self.R)
@@ -328,9 +329,11 @@ class Engine(LaunchState):
         that skipped it and went on to write memory after it in the program are a divergent
         barrier: they ran code the barrier was meant to order."""
         p0, l0 = first
-        lanes = (done[:, None] * self.T + np.arange(self.T)).ravel()
-        gone = lanes[self.gone[lanes]]
-        past = gone[self.last_mem[gone] > p0]
+        past = np.zeros(0, np.int64)
+        if self.gone is not None:  # what exited lanes did is kept only with an observer (sanitizer)
+            lanes = (done[:, None] * self.T + np.arange(self.T)).ravel()
+            gone = lanes[self.gone[lanes]]
+            past = gone[self.last_mem[gone] > p0]
         if past.size:
             self.report("divergent-barrier", self.code[p0], l0,
                         f"__syncthreads() at {self.where(p0)} is reached by {self.threads(l0)} only: "

@@ -108,8 +108,8 @@ class LaunchState:
         self.exited = np.zeros(R, np.int64)
         # Per lane, for telling an early return from a skipped barrier (engine._check_barriers):
         # whether it exited, and the PC of its last store or atomic (kept only with an observer).
-        self.gone = np.zeros(N, bool)
-        self.last_mem = np.full(N, -1, np.int64)
+        self.gone = np.zeros(N, bool) if observer is not None else None
+        self.last_mem = np.full(N, -1, np.int64) if observer is not None else None
         self.arrived: dict[int, np.ndarray] = {}
         self.runnable: dict[int, np.ndarray] = {}
         self.bar_waiting: dict[int, np.ndarray] = {}
@@ -215,8 +215,9 @@ class LaunchState:
         else:
             lanes = (slots[:, None] * T + np.arange(T)).ravel()
         self.win.poison_shared(slots)
-        self.gone[lanes] = False
-        self.last_mem[lanes] = -1
+        if self.gone is not None:
+            self.gone[lanes] = False
+            self.last_mem[lanes] = -1
         if self.stack.shape[1] > 1:
             self.depth.reshape(R, T)[slots] = 0
         if self.observer is not None:
