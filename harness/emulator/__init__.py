@@ -5,8 +5,9 @@
     x = emu.alloc(4 * n); emu.write(x, host_array)
     res = emu.launch(mod, "reduce", grid=(g, 1, 1), block=(256, 1, 1), args=[x, out, n])
 
-Modules: ptx (loader), engine (scheduler), lanes (per-launch state), memory (memory model),
-ops_* (instruction semantics), observer (hooks), sanitizer and counters (observers).
+Modules: ptx (loader), engine and sync (scheduler), lanes (per-launch state), memory (memory
+model), ops_* (instruction semantics), observer (hooks), sanitizer and counters (observers, with
+shared_shadow, sanitizer_report, initcheck, tally and warp_costs).
 """
 from __future__ import annotations
 

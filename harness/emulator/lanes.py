@@ -109,8 +109,8 @@ class LaunchState:
         self.exited = np.zeros(R, np.int64)
         # Per lane, for telling an early return from a skipped barrier (engine._check_barriers):
         # whether it exited, and the PC of its last store or atomic (kept only with an observer).
-        self.gone = np.zeros(N, bool)
-        self.last_mem = np.full(N, -1, np.int64)
+        self.gone = np.zeros(N, bool) if observer is not None else None
+        self.last_mem = np.full(N, -1, np.int64) if observer is not None else None
         self.arrived: dict[int, np.ndarray] = {}
         self.runnable: dict[int, np.ndarray] = {}
         self.bar_waiting: dict[int, np.ndarray] = {}
@@ -224,8 +224,9 @@ class LaunchState:
         if self.reserved_smem:  # the system's area starts zeroed, and defined for the sanitizer
             for k in slots.tolist():
                 self.win.shared.buf[k * self.shared_size:k * self.shared_size + self.reserved_smem] = 0
-        self.gone[lanes] = False
-        self.last_mem[lanes] = -1
+        if self.gone is not None:
+            self.gone[lanes] = False
+            self.last_mem[lanes] = -1
         if self.stack.shape[1] > 1:
             self.depth.reshape(R, T)[slots] = 0
         if self.observer is not None:
