@@ -48,7 +48,7 @@ _TEXT = {
 }
 
 
-def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
+def _lane_loop(op, s, t, addrs, nw, size, W, line, epoch, warp_epoch, lane_sync, wpb,
                w_who, w_when, r1_who, r1_when, r2_who, r2_when, hits):
     """Every check of one shared access, one lane (and word) at a time: the fast path when numba
     is installed (one pass instead of ~50 numpy passes over the lanes). The same rules as the
@@ -60,19 +60,21 @@ def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
         sl, ti = s[i], t[i]
         ep = epoch[sl]
         ws = warp_epoch[sl * wpb + ti // 32]
+        m = 15 if size >= 4 else ((1 << size) - 1) << np.int64(addrs[i] & 3)  # the bytes it touches
         for k in range(nw):
             f = sl * W + np.int64(addrs[i] // 4) + k
             who = w_who[f]
             o1 = who & 0xFFFF
             if op != 1 and o1 == 0:  # loads and atomics read the old value
                 _hit(hits, 0, i, -1, -1)
-            elif o1 != 0 and o1 != ti + 1 and (who >> 32) == ep and not (op == 2 and (who & 0x10000) != 0):
+            elif o1 != 0 and o1 != ti + 1 and (who >> 32) == ep and not (op == 2 and (who & 0x10000) != 0) \
+                    and (~(w_when[f] >> 24)) & 15 & m:
                 osync = w_when[f] >> 32
                 if not (o1 - 1) // 32 == ti // 32 or not (lane_sync[sl * tpw + o1 - 1] > osync
                                                            and lane_sync[sl * tpw + ti] > osync):
-                    _hit(hits, 2 if op == 1 else 1, i, o1 - 1, (w_when[f] & 0xFFFFFFFF) - 1)
+                    _hit(hits, 2 if op == 1 else 1, i, o1 - 1, (w_when[f] & 0xFFFFFF) - 1)
             packed = (ep << 32) | (ti + 1)
-            stamp = (ws << 32) | (line + 1)
+            stamp = (ws << 32) | ((~m & 15) << 24) | ((line + 1) & 0xFFFFFF)
             if op == 0:  # a load: remember up to two readers of this interval
                 r = r1_who[f]
                 c = r & 0xFFFF
@@ -89,11 +91,13 @@ def _lane_loop(op, s, t, addrs, nw, W, line, epoch, warp_epoch, lane_sync, wpb,
                 if c == 0 or c == ti + 1 or (r >> 32) != ep:
                     continue
                 when = r1_when[f] if slot == 0 else r2_when[f]
+                if not ((~(when >> 24)) & 15 & m):  # it read other bytes of the word
+                    continue
                 osync = when >> 32
                 if (c - 1) // 32 == ti // 32 and lane_sync[sl * tpw + c - 1] > osync \
                         and lane_sync[sl * tpw + ti] > osync:
                     continue
-                _hit(hits, 3, i, c - 1, (when & 0xFFFFFFFF) - 1)
+                _hit(hits, 3, i, c - 1, (when & 0xFFFFFF) - 1)
                 break
             w_who[f] = packed | (0x10000 if op == 2 else 0)
             w_when[f] = stamp
@@ -120,7 +124,10 @@ class _Record:
     this barrier interval?", costs one gather:
 
     who  = epoch << 32 | atomic << 16 | (tid + 1)     (0: nothing recorded)
-    when = warp-sync epoch << 32 | (line + 1)         (read only when a hazard is suspected)
+    when = warp-sync epoch << 32 | bytes not touched << 24 | (line + 1)
+                                                      (4 bits, one per byte of the word: 0 for a
+                                                      whole-word access; sub-word accesses of
+                                                      different bytes never conflict)
     """
 
     def __init__(self, size: int):
@@ -133,9 +140,9 @@ class _Record:
             new[: old_shape[0], : old_shape[1]] = getattr(self, name).reshape(old_shape)
             setattr(self, name, new.ravel())
 
-    def record(self, fi, t, epoch, wsync, line, atomic: bool = False) -> None:
+    def record(self, fi, t, epoch, wsync, line, mask=15, atomic: bool = False) -> None:
         self.who[fi] = (epoch << 32) | (t + (1 + (atomic << 16)))
-        self.when[fi] = (wsync << 32) | (line + 1)
+        self.when[fi] = (wsync << 32) | ((~np.asarray(mask, np.int64) & 15) << 24) | ((line + 1) & 0xFFFFFF)
 
 
 class Sanitizer(Observer):
@@ -274,31 +281,7 @@ class Sanitizer(Observer):
                 blocks, tids, addrs = np.asarray(blocks)[keep], np.asarray(tids)[keep], a[keep]
                 if addrs.size == 0:
                     return
-        if op == "st" and size < _WORD and len(tids) > 1 and self._subword(inst, op, blocks, tids, addrs, size):
-            return
         self._access(inst, op, blocks, tids, addrs, size)
-
-    def _subword(self, inst, op, blocks, tids, addrs, size) -> bool:
-        """Lanes of one store writing different bytes of one word (bf16/half/char arrays, one
-        element a thread) do not conflict, though the shadow is per word: check the store in
-        passes by byte position, each pass against the words' state from before the store."""
-        a = np.asarray(addrs, np.uint64)
-        keep = a < _MAX_SHARED
-        pos = (a % _WORD) // max(1, int(size))
-        if np.unique(pos[keep]).size < 2:
-            return False
-        b, t = np.asarray(blocks, np.int64), np.asarray(tids, np.int64)
-        s = self._slots(b)
-        top = int(a[keep].max()) // _WORD + 1 if keep.any() else 0
-        if top > self._cap[1]:
-            self._grow(self._cap[0], max(top, 2 * self._cap[1]))
-        fi = s * self._cap[1] + np.where(keep, a // _WORD, 0).astype(np.int64)
-        before = self._writer.who[fi].copy(), self._writer.when[fi].copy()
-        for k in np.unique(pos).tolist():
-            m = pos == k
-            self._writer.who[fi[m]], self._writer.when[fi[m]] = before[0][m], before[1][m]
-            self._access(inst, op, b[m], t[m], a[m], size)
-        return True
 
     def _access(self, inst, op, blocks, tids, addrs, size) -> None:
         s = self._slots(blocks)
@@ -311,19 +294,22 @@ class Sanitizer(Observer):
             if addrs.size == 0:
                 return
         if self.jit and _lane_loop is not None:
-            self._jit_access(inst, op, s, t, addrs, nw)
+            self._jit_access(inst, op, s, t, addrs, nw, int(size))
             return
         w = addrs.astype(np.int64) // _WORD
+        # the bytes of its word each lane touches: sub-word accesses to different bytes never meet
+        m = np.full(w.size, 15, np.int64) if size >= _WORD else \
+            np.int64((1 << int(size)) - 1) << (addrs.astype(np.int64) & 3)
         if nw > 1:  # a vector access covers several words; each is checked on its own
             w = (w[:, None] + np.arange(nw)).ravel()
-            s, t = np.repeat(s, nw), np.repeat(t, nw)
+            s, t, m = np.repeat(s, nw), np.repeat(t, nw), np.repeat(m, nw)
         top = int(w.max()) + 1
         if top > self._cap[1]:
             self._grow(self._cap[0], max(top, 2 * self._cap[1]))
         fi = s * self._cap[1] + w
         line = -1 if inst.line is None else int(inst.line)
         epoch = self._epoch[s]
-        ctx = (s, t, w, fi, epoch)
+        ctx = (s, t, w, fi, epoch, m)
         writer = self._writer.who[fi]
         if op == "ld":
             self._check_written(inst, ctx, writer)
@@ -338,9 +324,9 @@ class Sanitizer(Observer):
             self._check_written(inst, ctx, writer)
             self._check(inst, "race-raw", self._writer, ctx, writer, skip_atomic=True)
             self._check_readers(inst, ctx)
-        self._writer.record(fi, t, epoch, self._wsync(s, t), line, atomic=op != "st")
+        self._writer.record(fi, t, epoch, self._wsync(s, t), line, mask=m, atomic=op != "st")
 
-    def _jit_access(self, inst, op, s, t, addrs, nw) -> None:
+    def _jit_access(self, inst, op, s, t, addrs, nw, size) -> None:
         line = -1 if inst.line is None else int(inst.line)
         code = {"ld": 0, "st": 1}.get(op, 2)
         top = int(addrs.max()) // _WORD + nw
@@ -348,7 +334,7 @@ class Sanitizer(Observer):
             self._grow(self._cap[0], max(top, 2 * self._cap[1]))
         hits = np.zeros((4, 4), np.int64)
         wr, r1, r2 = self._writer, self._r1, self._r2
-        _lane_loop(code, s, t, addrs, nw, self._cap[1], line, self._epoch, self._warp_epoch, self._lane_sync,
+        _lane_loop(code, s, t, addrs, nw, size, self._cap[1], line, self._epoch, self._warp_epoch, self._lane_sync,
                    self._wpb, wr.who, wr.when, r1.who, r1.when, r2.who, r2.when, hits)
         for k, kind in enumerate(_KINDS):
             count, i, other, other_line = (int(v) for v in hits[k])
@@ -364,7 +350,7 @@ class Sanitizer(Observer):
     def _hazards(self, rec: _Record, ctx, who, skip_atomic=False):
         """Lanes whose access is unordered with `rec`'s earlier one: (lane indices, other tids).
         `who` is rec.who gathered at this access's words."""
-        s, t, w, fi, epoch = ctx
+        s, t, w, fi, epoch, m = ctx
         other1 = who & 0xFFFF  # other tid + 1
         live = (other1 != 0) & (other1 != t + 1) & ((who >> 32) == epoch)
         if skip_atomic:
@@ -372,6 +358,9 @@ class Sanitizer(Observer):
         if not live.any():
             return None
         i = np.flatnonzero(live)
+        i = i[((~(rec.when[fi[i]] >> 24)) & 15 & m[i]) != 0]  # only accesses sharing a byte
+        if not i.size:
+            return None
         other = other1[i] - 1
         osync = rec.when[fi[i]] >> 32
         same_warp = (other // 32) == (t[i] // 32)
@@ -400,7 +389,7 @@ class Sanitizer(Observer):
 
     @staticmethod
     def _line_of(rec, ctx, i) -> int:
-        return int(rec.when[ctx[3][i]] & 0xFFFFFFFF) - 1
+        return int(rec.when[ctx[3][i]] & 0xFFFFFF) - 1
 
     def _check_written(self, inst, ctx, writer) -> None:
         bad = (writer & 0xFFFF) == 0
@@ -409,13 +398,14 @@ class Sanitizer(Observer):
                          _TEXT["uninitialized-read"])
 
     def _check_same_instruction(self, inst, ctx) -> None:
-        """Two lanes storing to one word in one instruction: which value lands is undefined."""
-        s, t, w, fi, epoch = ctx
+        """Two lanes storing to the same bytes in one instruction: which value lands is undefined."""
+        s, t, w, fi, epoch, m = ctx
         if fi.size < 2 or (fi[1:] > fi[:-1]).all():  # the usual case: distinct, increasing words
             return
-        order = np.argsort(fi, kind="stable")
-        ks, ts = fi[order], t[order]
-        dup = (ks[1:] == ks[:-1]) & (ts[1:] != ts[:-1])
+        low = np.log2(m & -m).astype(np.int64)  # first byte touched: same-byte stores sort together
+        order = np.argsort(fi * 4 + low, kind="stable")
+        ks, ts, ms = fi[order], t[order], m[order]
+        dup = (ks[1:] == ks[:-1]) & (ts[1:] != ts[:-1]) & ((ms[1:] & ms[:-1]) != 0)
         if dup.any():
             j = int(np.argmax(dup))
             i, o = int(order[j + 1]), int(order[j])
@@ -424,16 +414,16 @@ class Sanitizer(Observer):
                          "as thread {other}: which value lands is undefined")
 
     def _record_read(self, ctx, line) -> None:
-        s, t, w, fi, epoch = ctx
+        s, t, w, fi, epoch, m = ctx
         r1 = self._r1
         who = r1.who[fi]
         cur = (who & 0xFFFF) - 1
         stale = (cur < 0) | ((who >> 32) != epoch) | (cur == t)
         wsync = self._wsync(s, t)
         if stale.all():
-            r1.record(fi, t, epoch, wsync, line)
+            r1.record(fi, t, epoch, wsync, line, mask=m)
         elif stale.any():
-            r1.record(fi[stale], t[stale], epoch[stale], wsync[stale], line)
+            r1.record(fi[stale], t[stale], epoch[stale], wsync[stale], line, mask=m[stale])
         # lanes not held by slot 1 (another reader got there, or a lane of the same instruction
         # read the same word) go to slot 2, so a later writer always finds a reader not itself
         if fi.size < 2 or (fi[1:] > fi[:-1]).all():  # distinct words: slot 1 holds every stale lane
@@ -441,7 +431,7 @@ class Sanitizer(Observer):
         else:
             other = (r1.who[fi] & 0xFFFF) != t + 1
         if other.any():
-            self._r2.record(fi[other], t[other], epoch[other], wsync[other], line)
+            self._r2.record(fi[other], t[other], epoch[other], wsync[other], line, mask=m[other])
 
     # ---- reporting -------------------------------------------------------------------------
     def _report(self, kind, inst, count, ctx, i, other, other_line, template) -> None:
