@@ -1,5 +1,8 @@
 """The state of one launch: resident blocks and their lanes, registers, windows and findings.
 
+It is longer than ~300 lines: the per-lane arrays, block admission and retirement, and the
+register views all index the same lane layout, and are kept together so that layout has one home.
+
 A launch runs `R` resident blocks ("slots") of `T` threads each, so `N = R*T` lanes. Every per-
 lane quantity is a numpy array of length N indexed by lane: registers (raw bits), %tid/%ctaid,
 the block each lane belongs to, its shared and local window bases. When a block finishes, the next

@@ -1,5 +1,8 @@
 """Shared-memory hazards and uninitialised reads, found from the engine's observer hooks.
 
+It is longer than ~300 lines: the hazard rules (what orders two accesses) are one piece; the
+shadow records, lane kernel and wording already live in shared_shadow.py and sanitizer_report.py.
+
 Lockstep execution hides races: the emulator runs a warp's lanes together, so a kernel missing a
 __syncthreads() usually computes the right answer here and the wrong one on a GPU. The sanitizer
 keeps shadow state per 4-byte shared word of every resident block instead:
