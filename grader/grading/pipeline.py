@@ -127,8 +127,16 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                headline=f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
         if not on_gpu:
-            return GradeReport(**base, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases", reasons=(), **common)
+            from grader.performance.model.stage import estimate_stage
+
+            estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
+            if occupancy:  # the bench-shape launches, not the small case's
+                common["resources"] = ResourceStage(resources.kernels, occupancy)
+            tail = f"; {estimate.headline()}" if estimate is not None else ""
+            notes = dict(notes=(*base["notes"], note)) if note else {}
+            return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
+                               headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                               estimate=estimate, **common)
         perf, problem = _performance(worker, kata.id, compiled, seed)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",

@@ -62,6 +62,7 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
     _resources(console, report)
     _memory(console, report)
     _performance(console, report)
+    _estimate(console, report)
     for note in report.notes:
         console.print(f"  note: {note}", style="dim")
     console.print(f"  backend: {report.backend} ({report.backend_reason})", style="dim")
@@ -185,6 +186,16 @@ def _performance(console: Console, report: GradeReport) -> None:
         console.print(f"    {flag}", style="yellow")
 
 
+def _estimate(console: Console, report: GradeReport) -> None:
+    e = report.estimate
+    if e is None:
+        return
+    head, *rest = e.lines()
+    console.print(f"  {head}", style="bold")
+    for line in rest:
+        console.print(f"  {line}")
+
+
 # -- JSON -------------------------------------------------------------------------------------
 
 def to_dict(report: GradeReport) -> dict:
@@ -221,6 +232,7 @@ def to_dict(report: GradeReport) -> dict:
             "case": _plain(report.memory.case), "note": report.memory.note or None,
             "public_cases_screened": report.memory.screened},
         "performance": _plain(report.performance),
+        "estimate": _plain(report.estimate),
         "notes": list(report.notes),
     }
 

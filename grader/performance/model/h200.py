@@ -1,0 +1,50 @@
+"""The grading GPU for the performance model: public facts of the H200 (SXM) and the few
+constants fitted to kata's own timings of the calibration set (fitted.json, with its date and GPU).
+
+Physics first: per-SM pipe rates are the Hopper SM's (4 sub-partitions, each issuing one warp
+instruction per cycle; 128 FP32 lanes, 64 INT32, 16 SFU, 32 load/store lanes and 1 shared-memory
+wavefront of 128 B per cycle), 132 SMs at the 1.98 GHz boost clock, L2 60 MB, HBM3e 4.8 TB/s peak
+of which about 4.3 TB/s is reached by a streaming read. The fitted constants are the ones physics
+leaves open: loaded latencies, the practical L2 bandwidth, the FMA pipe's sustained fraction
+under the power cap, same-address atomic throughput and the launch gap.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+NAME = "NVIDIA H200"
+SMS = 132
+CLOCK_HZ = 1.98e9
+SUB_PARTITIONS = 4  # warp schedulers per SM, one warp instruction per cycle each
+MAX_WARPS_PER_SM = 64
+L2_BYTES = 62_914_560
+SECTOR = 32
+L1_BYTES = 256 * 1024  # L1 and shared memory together, per SM
+#: warp instructions per cycle per SM of each pipe (lanes per cycle / 32)
+PIPE_RATE = {"fp32": 4.0, "int": 2.0, "sfu": 0.5, "fp64": 2.0, "lsu": 1.0, "shuffle": 1.0,
+             "branch": 2.0, "tensor": 1.0, "other": 4.0}
+
+
+@dataclass(frozen=True)
+class Fitted:
+    gpu: str
+    date: str
+    status: str
+    c: dict = field(default_factory=dict)  # name -> value (fitted.json "constants")
+
+    def __getitem__(self, name: str) -> float:
+        return float(self.c[name])
+
+
+def fitted(path: Path | None = None) -> Fitted:
+    d = json.loads((path or HERE / "fitted.json").read_text())
+    return Fitted(d["gpu"], d["date"], d.get("status", ""), dict(d["constants"]))
+
+
+def library() -> dict:
+    """{kata: {"metric", "mode", "cases": [{"case", "library_s", "model_case", "scale_by"}]}}"""
+    return json.loads((HERE / "library.json").read_text())
