@@ -6,7 +6,8 @@ numba lane loop and its numpy fallback; splitting them by concern is the next st
 What a profiler would tell the learner, computed exactly from the addresses each warp touched:
 
 - global: requests (one per warp per instruction), 32-byte sectors touched, and the ideal sector
-  count for that many active lanes (ceil(lanes x size / 32)); bytes the lanes asked for.
+  count for the distinct addresses the lanes asked for (ceil(distinct x size / 32): lanes reading
+  one value, a broadcast, ideally cost one access); bytes the lanes asked for.
 - shared: requests and wavefronts. 32 banks of 4 bytes; a request costs as many wavefronts as the
   most distinct words any one bank must serve (lanes reading the same word share it). 8- and
   16-byte accesses are split into 2 and 4 phases of 16 and 8 lanes, as the hardware does, so a
@@ -44,7 +45,7 @@ class Tally:
     active_lanes: int  # lanes active over those instructions
     global_load_requests: int  # warp-level global load requests
     global_load_sectors: int  # 32-byte sectors those requests touched
-    global_load_ideal_sectors: int  # ceil(active lanes x bytes / 32) per request: perfect coalescing
+    global_load_ideal_sectors: int  # ceil(distinct addresses x bytes / 32) per request: perfect coalescing
     global_store_requests: int
     global_store_sectors: int
     global_store_ideal_sectors: int
@@ -125,6 +126,14 @@ def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _distinct_per_group(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Distinct values per group, in the order of the sorted groups (as _group_sizes)."""
+    order = np.lexsort((values, groups))
+    g, v = groups[order], values[order]
+    new = np.concatenate(([True], (g[1:] != g[:-1]) | (v[1:] != v[:-1])))
+    return _group_sizes(g[new])
+
+
 def _distinct(keys: np.ndarray) -> int:
     k = _sorted_keys(keys)
     return int(k.size and 1 + np.count_nonzero(k[1:] != k[:-1]))
@@ -142,6 +151,8 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
     cnt = np.zeros(32, np.int64)
     sect = np.empty(64, np.int64)  # distinct sectors of the current warp
     nsect = 0
+    seen_addr = np.empty(32, np.int64)  # distinct addresses of the current warp (a broadcast is one)
+    naddr = 0
     req = 0
     cost = 0
     ideal = 0
@@ -158,9 +169,10 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
             cnt[:] = 0
         if key != prev_key:
             if prev_key >= 0:
-                ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
+                ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (naddr * size + 31) // 32
             cost += nsect
             nsect = 0
+            naddr = 0
             lanes = 0
             req += 1
         prev_key = key
@@ -168,6 +180,14 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
         lanes += 1
         a = addrs[i]
         if kind == 1:
+            dup = False
+            for j in range(naddr):
+                if seen_addr[j] == a:
+                    dup = True
+                    break
+            if not dup and naddr < 32:
+                seen_addr[naddr] = a
+                naddr += 1
             for sc in range(a >> 5, ((a + size - 1) >> 5) + 1):
                 seen = False
                 for j in range(nsect):
@@ -190,7 +210,7 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
                     table[b, cnt[b]] = word
                     cnt[b] += 1
     if prev_key >= 0:
-        ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
+        ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (naddr * size + 31) // 32
         cost += nsect + (cnt.max() if kind == 2 else 0)
     out[0] = req
     out[1] = cost
@@ -328,7 +348,9 @@ class Counters(Observer):
             sectors = np.concatenate((first, last[more]))
             w = np.concatenate((warps, warps[more]))
         lanes = _group_sizes(warps)
-        ideal = int(((lanes * size + 31) // 32).sum())
+        # the ideal counts distinct addresses: lanes reading one value (a broadcast) need one access
+        distinct = _distinct_per_group(warps, addrs)
+        ideal = int(((distinct * size + 31) // 32).sum())
         touched = _distinct(_pair_keys(w, sectors))
         kind = "load" if op == "ld" else "store"
         row[_IX[f"global_{kind}_requests"]] += lanes.size

@@ -60,7 +60,8 @@ class Estimate:
         for c in self.cases:
             label = ", ".join(f"{k} = {v}" for k, v in c.case.items())
             out.append(f"  {label}: ~{_fmt_s(c.seconds)} estimated; bound: {c.bound}")
-            out.append(f"    {c.how}")
+            out.append(f"    {c.how}; DRAM {c.dram_bytes / 1e6:,.0f} MB from the cache model, compulsory "
+                       f"{c.compulsory_bytes / 1e6:,.0f} MB")
             for where, share, what in c.lines:
                 out.append(f"    {where}: {share:.0%} of the {_resource_name(c.resource)} cost ({what})")
             out.append(f"    to move it: {c.advice}")

@@ -23,7 +23,7 @@ from grader.performance.model.static import pipe
 
 def _geometry(obs: dict, i: int, L: dict) -> tuple[tuple, tuple, int]:
     """(grid, block, dynamic shared) of the bench-shape launch matching model launch i."""
-    dry = obs["dry"]
+    dry = obs["dry"] if obs["mode"] != "full" else []
     names = [d[0] for d in dry]
     if len(dry) == len(obs["launches"]) and dry[i][0] == L["kernel"] or i < len(dry) and dry[i][0] == L["kernel"]:
         d = dry[i]
@@ -60,7 +60,8 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
     bps, occ, regs = _occupancy(resources, L["kernel"], threads, dyn, L["shared"])
     # counts are per block run at the model shape: times the bench launch's blocks, and, with
     # one model run at a smaller shape, times the cost model's ratio
-    s = blocks * (1.0 if obs["runs"] == "two" or obs["model_case"] == obs["case"] else obs["work_ratio"])
+    same = obs["runs"] == "two" or obs["model_case"] == obs["case"] or obs.get("per_block") or obs["mode"] == "full"
+    s = blocks * (1.0 if same else obs["work_ratio"])
     busiest = -(-blocks // h200.SMS)
     imbalance = busiest * h200.SMS / blocks
     resident = min(bps, busiest)

@@ -98,7 +98,8 @@ def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extr
     return backend.dry_launches
 
 
-def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int) -> tuple:
+def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int,
+              sample_threads: int = SAMPLE_THREADS) -> tuple:
     """(Profile launches, cost at params) of the model run."""
     from harness.emulator.profile import Profile
 
@@ -107,7 +108,7 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
     backend.load(ptx, None, filename)
     if mode in ("sample", "data"):
         backend.sample = lambda name, grid, block: np.arange(
-            min(int(np.prod(grid)), max(1, SAMPLE_THREADS // max(1, int(np.prod(block))))))
+            min(int(np.prod(grid)), max(1, sample_threads // max(1, int(np.prod(block))))))
     if mode == "sample":
         scalars = _scalars(kata, params, {})
         env = _env(kata, params, scalars)
@@ -157,7 +158,7 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
         runs, stopped = [], False
         for params in [entry["model_case"]] + ([entry["model_case2"]] if entry.get("model_case2") else []):
             launches, cost, cut = model_run(kata, ptx, filename, launch_fn, launch_file, dict(params),
-                                            lib["mode"], seed)
+                                            lib["mode"], seed, lib.get("sample_threads", SAMPLE_THREADS))
             runs.append((launches, cost))
             stopped = stopped or cut
         out.append(summarise.observation(kata, entry, lib, dry, dry_error, runs, stopped, ptx, filename,

@@ -87,6 +87,6 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
         launches = last
         how = "one"
     return {"case": bench, "model_case": dict(entry["model_case"]), "model_case2": entry.get("model_case2"),
-            "mode": lib["mode"], "work_ratio": wb / work[-1], "runs": how,
+            "mode": lib["mode"], "per_block": bool(lib.get("per_block")), "work_ratio": wb / work[-1], "runs": how,
             "dry": [list(d) for d in dry], "dry_error": dry_error,
             "launches": launches, "stopped": stopped, "cost_bench": cost_bench}
