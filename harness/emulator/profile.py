@@ -36,6 +36,7 @@ class Profile(Counters):
         self._atom_n = 0
         self._barriers = 0
         self._blocks: list[np.ndarray] = []
+        self._satom: dict[int, int] = {}  # pc -> serialised steps of its shared atomics
 
     def on_block_start(self, blocks) -> None:
         self._blocks.append(np.asarray(blocks, np.int64).copy())
@@ -45,6 +46,16 @@ class Profile(Counters):
 
     def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
         super().on_memory(inst, space, op, blocks, tids, addrs, size)
+        if space == "shared" and op == "atom" and len(tids):
+            # lanes of one warp on one shared address serialise: the request costs its worst count
+            w = np.asarray(blocks, np.int64) * self._wpb + np.asarray(tids, np.int64) // 32
+            key = np.unique(w * (1 << 32) + (np.asarray(addrs, np.int64) & 0xFFFFFFFF), return_counts=True)
+            worst = np.zeros(0, np.int64)
+            if key[0].size:
+                order = key[0] >> 32
+                starts = np.flatnonzero(np.concatenate(([True], order[1:] != order[:-1])))
+                worst = np.maximum.reduceat(key[1], starts)
+            self._satom[inst.pc] = self._satom.get(inst.pc, 0) + int(worst.sum())
         if space != "global" or len(tids) == 0:
             return
         self._calls += 1
@@ -74,7 +85,7 @@ class Profile(Counters):
 
     def on_kernel_end(self) -> None:
         super().on_kernel_end()
-        cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, t))  # noqa: E731
+        cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, t))
         atoms = cat(self._atom, np.int64)
         same = int(np.unique(atoms, return_counts=True)[1].max()) if atoms.size else 0
         self.launches.append({
@@ -88,5 +99,5 @@ class Profile(Counters):
                         "store": cat(self._st, bool)},
             "truncated": self._recorded >= self.max_records,
             "atomic_lanes": int(atoms.size), "atomic_same_address_max": same,
-            "barriers": self._barriers,
+            "barriers": self._barriers, "shared_atomic_cost": dict(self._satom),
         })

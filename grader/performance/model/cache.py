@@ -69,7 +69,7 @@ def simulate(rec: dict, concurrency: int, l2_sectors: float, l1_sectors_per_bloc
 
     # L2: what L1 did not serve; per (wave, sector) the first touch may miss
     l2 = np.flatnonzero(~l1_hit)
-    w, s, is_st = wave[l2], sec[l2], st[l2]
+    w, s = wave[l2], sec[l2]
     key = w * (1 << 40) + s
     order, first = _first_flags(key, seq[l2])
     firsts = l2[order][first]  # first touch of each (wave, sector)

@@ -57,7 +57,7 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
     threads = max(1, block[0] * block[1] * block[2])
     blocks = max(1, grid[0] * grid[1] * grid[2])
     wpb = -(-threads // 32)
-    bps, occ, regs = _occupancy(resources, L["kernel"], threads, dyn, L["shared"])
+    bps, occ, _ = _occupancy(resources, L["kernel"], threads, dyn, L["shared"])
     # counts are per block run at the model shape: times the bench launch's blocks, and, with
     # one model run at a smaller shape, times the cost model's ratio
     same = obs["runs"] == "two" or obs["model_case"] == obs["case"] or obs.get("per_block") or obs["mode"] == "full"
@@ -97,14 +97,14 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
         l2s += atom * 32
         dram += d
         l2 += l2s
-        swf = row[10] * s
+        swf = row[10] * s + L.get("shared_atomic_cost", {}).get(pc, 0.0) * s
         shared_wf += swf
         gwf = max(g_req, g_sec / 4)
         global_wf += gwf
         stall = 0.0
         b = L["batches"].get(pc)
         if b and warps_total:
-            space, depth, count, dist = b
+            space, _, count, dist = b
             trips = n / max(1, count) / warps_total
             # independent instructions between the load and its first use hide that much latency
             hidden = dist * k["cycles_per_dependent_instruction"] / clk

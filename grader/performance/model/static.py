@@ -109,3 +109,18 @@ def load_batches(code, functions) -> dict[int, tuple[str, int, int, int]]:
             for pc, space, d in loads:
                 out[pc] = (space, d, count[(space, d)], first_use.get(pc, b) - pc)
     return out
+
+
+def anchors(code, functions) -> dict[int, int]:
+    """{pc: the pc whose count bounds it}: the back-edge branch of the innermost loop holding the
+    pc (one execution per iteration), else its function's first instruction (once per thread).
+    A guarded instruction (an atomic under `if (hist[i])`) keeps its share of its anchor's count
+    when counts are extrapolated, so a count that saturates cannot outgrow its loop."""
+    out: dict[int, int] = {}
+    for f in functions:
+        loops = sorted(((inst.target, inst.pc) for inst in code[f.start:f.end]
+                        if inst.op in _BRANCH and isinstance(inst.target, int) and f.start <= inst.target <= inst.pc),
+                       key=lambda lp: lp[1] - lp[0])
+        for pc in range(f.start, f.end):
+            out[pc] = next((b for a, b in loops if a <= pc <= b), f.start)
+    return out

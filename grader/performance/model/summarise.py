@@ -41,23 +41,34 @@ def _launch(L: dict, mode: str, footprint: float, registers: dict, batches: dict
         "cache_truncated": bool(L["truncated"]),
         "batches": {pc: batches[pc] for pc in L["rows"] if pc in batches},
         "atomic_lanes": L["atomic_lanes"] * per, "atomic_same_address_max": L["atomic_same_address_max"] * per,
+        "shared_atomic_cost": {int(pc): v * per for pc, v in L["shared_atomic_cost"].items()},
         "barriers": L["barriers"] * per}
 
 
-def _extrapolate(a: dict, b: dict, e: float) -> dict:
+def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
     """Per-block counts at the bench shape from two model runs: x_bench = x1 (x2 / x1) ** e, so a
     count that doubles with the work (the element loop) grows with it and one that stays (the
-    per-block epilogue) stays."""
+    per-block epilogue) stays; no instruction outgrows its anchor (static.anchors), whose count
+    it keeps its larger-run share of."""
     def f(x1, x2):
         return x2 if x1 <= 0 or x2 <= 0 else x1 * (x2 / x1) ** e
 
     out = dict(b)
-    out["rows"] = {pc: [f(x1, x2) for x1, x2 in zip(a["rows"].get(pc, [0.0] * len(r)), r)]
-                   for pc, r in b["rows"].items()}
-    out["cache"] = {pc: {k: f(a["cache"].get(pc, {}).get(k, 0.0), v) for k, v in c.items()}
-                    for pc, c in b["cache"].items()}
-    for key in ("atomic_lanes", "atomic_same_address_max", "barriers"):
-        out[key] = f(a[key], b[key])
+    grow: dict[int, float] = {}
+    for pc, r in b["rows"].items():
+        grow[pc] = f(a["rows"].get(pc, [0.0])[0], r[0]) / r[0] if r[0] else 1.0
+    for pc in grow:  # cap by the anchor's growth (the anchor itself is never capped)
+        top = anchor.get(pc, pc)
+        if top != pc and top in grow:
+            grow[pc] = min(grow[pc], grow[top])
+    out["rows"] = {pc: [v * grow[pc] for v in r] for pc, r in b["rows"].items()}
+    out["cache"] = {pc: {k: v * grow.get(pc, 1.0) for k, v in c.items()} for pc, c in b["cache"].items()}
+    out["shared_atomic_cost"] = {pc: v * grow.get(pc, 1.0) for pc, v in b["shared_atomic_cost"].items()}
+    atoms = [pc for pc, r in b["rows"].items() if r[8]]
+    g_atom = (sum(b["rows"][pc][8] * grow[pc] for pc in atoms) / sum(b["rows"][pc][8] for pc in atoms)) if atoms else 1.0
+    out["atomic_lanes"] = b["atomic_lanes"] * g_atom
+    out["atomic_same_address_max"] = b["atomic_same_address_max"] * g_atom
+    out["barriers"] = f(a["barriers"], b["barriers"])
     return out
 
 
@@ -81,7 +92,8 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     last = summaries[-1]
     if len(runs) == 2 and [L["kernel"] for L in summaries[0]] == [L["kernel"] for L in last] and work[1] > work[0]:
         e = math.log(wb / work[0]) / math.log(work[1] / work[0])
-        launches = [_extrapolate(a, b, e) for a, b in zip(summaries[0], last)]
+        anchor = static.anchors(module.code, list(module.functions.values()))
+        launches = [_extrapolate(a, b, e, anchor) for a, b in zip(summaries[0], last)]
         how = "two"
     else:
         launches = last
