@@ -137,7 +137,11 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
                                headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
                                estimate=estimate, **common)
-        perf, problem = _performance(worker, kata.id, compiled, seed)
+        from grader.performance.model.stage import beside_measurement
+
+        # The H200 model's estimate, on the emulator's worker while the GPU worker times.
+        with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed) as model:
+            perf, problem = _performance(worker, kata.id, compiled, seed)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
                                stage="performance", headline=f"performance stage: {problem.message}",
@@ -151,7 +155,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
                            headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
-                           performance=perf, **common)
+                           performance=perf, estimate=model.result(), **common)
 
 
 def _on_gpu(backend: str) -> bool:

@@ -194,6 +194,15 @@ def _estimate(console: Console, report: GradeReport) -> None:
     console.print(f"  {head}", style="bold")
     for line in rest:
         console.print(f"  {line}")
+    for case in getattr(report.performance, "cases", ()) or ():  # a GPU grade: measurement beside estimate
+        est = next((c for c in e.cases if c.case == case.case), None)
+        if est is None or not est.seconds:
+            continue
+        ratio = case.kernel.stats.median / est.seconds
+        far = "  (far from the estimate: the model misses something here)" if not 0.5 <= ratio <= 2.0 else ""
+        label = ", ".join(f"{k} = {v}" for k, v in case.case.items())
+        console.print(f"    {label}: measured {case.kernel.stats.median * 1e3:.3f} ms = {ratio:.2f}x the estimate{far}",
+                      style="yellow" if far else "")
 
 
 # -- JSON -------------------------------------------------------------------------------------

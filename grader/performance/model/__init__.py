@@ -88,7 +88,8 @@ def estimate(kata, observations: list, resources: dict, fitted: h200.Fitted | No
     for obs in observations:
         entry = next(e for e in lib["cases"] if e["case"] == obs["case"])
         terms = [launch_terms(obs, i, L, k, resources) for i, L in enumerate(obs["launches"])]
-        launch_s = k["launch_s"] * len(terms)
+        syncs = sum(L.get("syncs", 0) for L in obs["launches"])
+        launch_s = k["launch_s"] * len(terms) + k.c.get("sync_s", 0.0) * syncs
         kernel_s = sum(combine(t["terms"], k["overlap_p"]) for t in terms)
         seconds = kernel_s + launch_s
         value = _metric(lib["metric"], seconds, entry, obs["cost_bench"])

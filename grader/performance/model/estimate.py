@@ -137,7 +137,7 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
             "dram_bytes": dram, "instructions": instr, "lanes": lanes, "waves": waves,
             "loads_in_flight": loads_in_flight, "same_address": L["atomic_same_address_max"] * s,
             "atomic_lanes": L["atomic_lanes"] * s, "shared_wavefronts": shared_wf,
-            "shared_requests": sum(r[9] for r in L["rows"].values()) * s}
+            "shared_requests": sum(r[9] + r[12] for r in L["rows"].values()) * s}
 
 
 def _in_flight(L: dict) -> tuple[float, float]:

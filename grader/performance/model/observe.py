@@ -130,7 +130,19 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
             else:
                 buffers[a.name] = backend.alloc(_count(a, env), a.dtype)
         cost = kata.reference.cost(**{**params, **scalars})
+    reads = [0]  # values the plan read back (gpu.read): each is a device-to-host sync on the GPU
+    download = backend.download
+
+    def counted(buf):
+        reads[0] += 1
+        return download(buf)
+
+    backend.download = counted
     _run_plan(backend, launch_fn, launch_file, kata, buffers, scalars)
+    for L in profile.launches:
+        L["syncs"] = 0
+    if profile.launches:
+        profile.launches[-1]["syncs"] = reads[0]
     return profile.launches, cost, bool(backend.stopped)
 
 

@@ -42,7 +42,7 @@ def _launch(L: dict, mode: str, footprint: float, registers: dict, batches: dict
         "batches": {pc: batches[pc] for pc in L["rows"] if pc in batches},
         "atomic_lanes": L["atomic_lanes"] * per, "atomic_same_address_max": L["atomic_same_address_max"] * per,
         "shared_atomic_cost": {int(pc): v * per for pc, v in L["shared_atomic_cost"].items()},
-        "barriers": L["barriers"] * per}
+        "barriers": L["barriers"] * per, "syncs": L.get("syncs", 0)}
 
 
 def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
