@@ -21,6 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 LADDERS = {"reduction": "bench/model/reduce/r", "SGEMM": "bench/model/matmul/s"}
 
@@ -150,11 +151,15 @@ def main(argv=None) -> int:
     from grader.performance.model import h200
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("measurements", type=Path)
+    ap.add_argument("measurements", type=Path, help="measure_h200.py's JSON, or 'none' with --predict")
+    ap.add_argument("--predict", action="store_true",
+                    help="predictions for the whole calibration set, before any measurement")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--constants", type=Path)
     ap.add_argument("--obs", type=Path, help="observation cache (pickle), made if absent")
     args = ap.parse_args(argv)
+    if args.predict:
+        return _predict(args)
     doc = json.loads(args.measurements.read_text())
     measured = [r for r in doc["results"] if "median_s" in r]
     observed = load_observations(measured, args.obs)
@@ -162,6 +167,29 @@ def main(argv=None) -> int:
     rows = predictions(measured, observed, k)
     g = goals(rows)
     text = markdown(rows, g, doc, f"{k.status or 'fitted'} ({k.date}, {k.gpu})")
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+def _predict(args) -> int:
+    """The model's predictions for every kernel of the set and bench case (no measurement)."""
+    from grader import catalog
+    from grader.performance.model import h200
+    from measure_h200 import DEFAULT_KATAS, calibration_set
+
+    k = h200.fitted(args.constants)
+    rows = [{"kata": kata, "label": label, "case": dict(c), "median_s": 1.0}
+            for kata, _, label in calibration_set(ROOT, DEFAULT_KATAS) for c in catalog.load(kata).bench.cases]
+    observed = load_observations(rows, args.obs)
+    preds = predictions(rows, observed, k)
+    out = [f"# H200 model predictions for the calibration set (constants: {k.status}, {k.date})", "",
+           "| kata | kernel | case | predicted | bound (model) |", "|---|---|---|---|---|"]
+    for r in preds:
+        case = " ".join(f"{a}={b}" for a, b in r["case"].items())
+        out.append(f"| {r['kata']} | {r['label']} | {case} | {r['predicted_s'] * 1e3:.3f} ms | {r['bound']} |")
+    text = "\n".join(out) + "\n"
     if args.out:
         args.out.write_text(text)
     print(text)
