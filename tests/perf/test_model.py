@@ -106,3 +106,19 @@ def test_loads_in_flight_counts_unrolled_independent_loads_as_one_round_trip():
                                              ("fma.rn.f64", "fp64"), ("mov.u32", "other")])
 def test_pipes(opcode, expected):
     assert static.pipe(opcode) == expected
+
+
+def test_a_model_run_too_long_to_emulate_is_cut_short_and_the_estimate_called_a_lower_bound(tmp_path, monkeypatch):
+    from grader.performance.model import observe
+
+    monkeypatch.setattr(observe, "MODEL_RUN_S", 0.5)
+    (tmp_path / "kernel.cu").write_text(r'''extern "C" __global__ void reduce(const float* __restrict__ x, float* out, int n)
+    {   // one warp walks the whole input: 2^23 iterations per lane at the bench shape
+        float v = 0.0f;
+        for (int i = threadIdx.x; i < n; i += 32) v += x[i];
+        atomicAdd(out, v);
+    }''')
+    (tmp_path / "launch.py").write_text("def launch(gpu, x, out, n):\n    gpu.memset(out, 0)\n"
+                                       "    gpu.launch('reduce', grid=1, block=32, args=(x, out, n))\n")
+    (case,) = _estimate("reduce", tmp_path).cases
+    assert "the estimate is a lower bound" in case.how and case.seconds > 0

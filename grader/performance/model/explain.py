@@ -59,6 +59,9 @@ def _how(obs: dict) -> str:
         tail = (", each instruction's count extrapolated to the bench shape" if obs["runs"] == "two"
                 else f", scaled x{obs['work_ratio']:.0f} by the cost model")
     note = "; launch geometry scaled from the model run (the plan reads results back)" if obs["dry_error"] else ""
+    if obs.get("stopped"):
+        note += ("; the model run was stopped before it finished (too long to emulate, or a block waited for "
+                 "blocks the sample left out): the estimate is a lower bound")
     return f"emulated {what} at {at}{tail}{note}"
 
 
