@@ -122,3 +122,15 @@ def test_a_model_run_too_long_to_emulate_is_cut_short_and_the_estimate_called_a_
                                        "    gpu.launch('reduce', grid=1, block=32, args=(x, out, n))\n")
     (case,) = _estimate("reduce", tmp_path).cases
     assert "the estimate is a lower bound" in case.how and case.seconds > 0
+
+
+def test_a_kata_without_calibration_data_is_estimated_from_its_bench_shape(monkeypatch):
+    from grader.performance.model import h200
+
+    real = h200.library()
+    monkeypatch.setattr(h200, "library", lambda: {**real, "katas": {k: v for k, v in real["katas"].items()
+                                                                   if k not in ("reduce", "matmul")}})
+    e = _estimate("reduce", ROOT / "solutions" / "reduce")  # roofline metric: scored from the cost model
+    assert e.tier in ("good", "excellent") and e.cases[0].bound.startswith("DRAM") and e.library_value is None
+    e = _estimate("matmul", ROOT / "bench" / "model" / "matmul" / "s3b_shared_tiles_16")  # library metric, no time
+    assert e.tier == "unscored" and "no library time recorded" in e.headline() and e.metric == "roofline"

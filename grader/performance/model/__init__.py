@@ -53,7 +53,8 @@ class Estimate:
         fmt = (lambda v: f"{v:.0%}") if self.metric == "roofline" else (lambda v: f"{v:.2f}")
         unit = {"roofline": "of roofline", "gteps": "GTEPS", "library": "x library"}[self.metric]
         lib = f" (library {fmt(self.library_value)})" if self.library_value is not None else ""
-        return f"estimated {fmt(self.value)} {unit}{lib} · {self.tier} · {self.label}"
+        why = " (no library time recorded for this kata: not scored)" if self.tier == "unscored" else ""
+        return f"estimated {fmt(self.value)} {unit}{lib}{why} · {self.tier} · {self.label}"
 
     def lines(self) -> list[str]:
         out = [f"performance {self.headline()}", f"  model constants: {self.constants}"]
@@ -83,7 +84,12 @@ def estimate(kata, observations: list, resources: dict, fitted: h200.Fitted | No
     if not observations:
         return None
     k = fitted or h200.fitted()
-    lib = h200.library()["katas"][kata.id]
+    lib = h200.entry(kata)
+    # a library-metric kata without a library time recorded at calibration is shown against the roofline
+    metric = lib["metric"]
+    unscored = metric == "library" and any(not e.get("library_s") for e in lib["cases"])
+    if unscored or (metric == "gteps" and lib.get("default")):
+        metric = "roofline"
     cases = []
     for obs in observations:
         entry = next(e for e in lib["cases"] if e["case"] == obs["case"])
@@ -92,25 +98,26 @@ def estimate(kata, observations: list, resources: dict, fitted: h200.Fitted | No
         launch_s = k["launch_s"] * len(terms) + k.c.get("sync_s", 0.0) * syncs
         kernel_s = sum(combine(t["terms"], k["overlap_p"]) for t in terms)
         seconds = kernel_s + launch_s
-        value = _metric(lib["metric"], seconds, entry, obs["cost_bench"])
+        value = _metric(metric, seconds, entry, obs["cost_bench"])
         cases.append(explain.case_estimate(obs, entry, terms, seconds, launch_s, value, kata))
     values = [c.score for c in cases]
     value = _score.geomean(values)
-    lib_values = [_metric(lib["metric"], e["library_s"], e, None) for e in lib["cases"]]
+    lib_values = [_metric(metric, e["library_s"], e, None) for e in lib["cases"] if e.get("library_s")]
     fitted_text = (f"fitted {k.date} on {k.gpu}" if not k.status.startswith("physics")
                    else f"{k.status} ({k.date}, {k.gpu})")
-    return Estimate(label=LABEL, gpu=h200.NAME, constants=fitted_text, metric=lib["metric"], value=value,
-                    library_value=_score.geomean(lib_values), tier=_score.tier(value, kata.bench.targets),
-                    cases=tuple(cases))
+    tier = "unscored" if metric != lib["metric"] else _score.tier(value, kata.bench.targets)
+    return Estimate(label=LABEL, gpu=h200.NAME, constants=fitted_text, metric=metric, value=value,
+                    library_value=_score.geomean(lib_values) if len(lib_values) == len(lib["cases"]) else None,
+                    tier=tier, cases=tuple(cases))
 
 
 def _metric(metric: str, seconds: float, entry: dict, cost: dict | None) -> float:
     if seconds <= 0:
         return 0.0
     if metric == "roofline":
-        return entry["roofline_s"] / seconds
+        return (entry.get("roofline_s") or 0.0) / seconds
     if metric == "library":
-        return entry["library_s"] / seconds
+        return (entry.get("library_s") or 0.0) / seconds
     if metric == "gteps":
         edges = (cost or {}).get("edges") or entry.get("bench_scalars", {}).get("m", 0)
         return float(edges) / seconds / 1e9

@@ -20,7 +20,7 @@ def check_case(kata, case: dict) -> dict:
     array holds at most CHECK_ELEMENTS elements."""
     from grader.catalog import evaluate
 
-    lib = h200.library()["katas"].get(kata.id, {})
+    lib = h200.entry(kata)
     names = lib.get("check_halve") or [k for k, v in case.items() if isinstance(v, int) and v > 1]
     params = dict(case)
     env_extra = {a.name: 1 for a in kata.args if a.role == "scalar" and a.name not in params}

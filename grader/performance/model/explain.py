@@ -39,7 +39,7 @@ def case_estimate(obs: dict, entry: dict, terms: list, seconds: float, launch_s:
     occ = tuple((t["kernel"], t["bps"], t["warps_per_sm"]) for t in terms)
     return CaseEstimate(case=dict(obs["case"]), seconds=seconds, how=_how(obs), bound=bound, resource=key,
                         utilisation={k: round(v, 3) for k, v in util.items()}, score=value,
-                        library_s=entry.get("library_s"), lines=lines,
+                        library_s=entry.get("library_s"), lines=lines,  # None: not recorded
                         advice=_advice(key, terms, compulsory, dram), launches=len(terms),
                         dram_bytes=dram, compulsory_bytes=compulsory, occupancy=occ)
 

@@ -27,6 +27,7 @@ SAMPLE_THREADS = 1024  # threads emulated per launch in a sample run (blocks 0, 
 #: a model run stops after this long (a single block looping over the whole bench input, say): the
 #: counts so far make the estimate a lower bound, and the grade stays within its time
 MODEL_RUN_S = 6.0
+DEFAULT_RUN_S = 2.0  # the same for a kata with no calibration entry (its bench shape, unsized)
 _FAKE_BASE = 1 << 44
 
 
@@ -102,12 +103,12 @@ def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extr
 
 
 def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int,
-              sample_threads: int = SAMPLE_THREADS) -> tuple:
+              sample_threads: int = SAMPLE_THREADS, wall_s: float | None = None) -> tuple:
     """(Profile launches, cost at params) of the model run."""
     from harness.emulator.profile import Profile
 
     profile = Profile()
-    backend = CpuBackend(observers=[profile], wall_clock_s=MODEL_RUN_S)
+    backend = CpuBackend(observers=[profile], wall_clock_s=MODEL_RUN_S if wall_s is None else wall_s)
     backend.load(ptx, None, filename)
     if mode in ("sample", "data"):
         backend.sample = lambda name, grid, block: np.arange(
@@ -149,17 +150,27 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
     return profile.launches, cost, bool(backend.stopped)
 
 
+def _largest_public(kata) -> dict:
+    def size(case):
+        total = 0
+        for a in kata.arrays:
+            try:
+                total += _count(a, dict(case))
+            except (KeyError, ValueError, TypeError):  # a shape over a value only the inputs carry
+                continue
+        return total
+    return dict(max(kata.public, key=size))
+
+
 def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: str, seed: int = 0,
                       cases=None, registers: dict | None = None):
     """Runs in the worker: one observation dict per bench case (summaries only, no records)."""
     from grader import catalog
     from grader.performance.model import summarise
-    from grader.performance.model.h200 import library
+    from grader.performance.model.h200 import entry as kata_entry
 
     kata = catalog.load(kata_id)
-    lib = library()["katas"].get(kata_id)
-    if lib is None:
-        return []
+    lib = kata_entry(kata)
     out = []
     for entry in lib["cases"] if cases is None else [c for c in lib["cases"] if c["case"] in cases]:
         bench = dict(entry["case"])
@@ -171,9 +182,22 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
         else:
             dry_error = ""
         runs, stopped = [], False
+        mode = lib["mode"]
         for params in [entry["model_case"]] + ([entry["model_case2"]] if entry.get("model_case2") else []):
-            launches, cost, cut = model_run(kata, ptx, filename, launch_fn, launch_file, dict(params),
-                                            lib["mode"], seed, lib.get("sample_threads", SAMPLE_THREADS))
+            try:
+                launches, cost, cut = model_run(kata, ptx, filename, launch_fn, launch_file, dict(params),
+                                                mode, seed, lib.get("sample_threads", SAMPLE_THREADS),
+                                                DEFAULT_RUN_S if lib.get("default") else None)
+            except ValueError:
+                if not lib.get("default"):
+                    raise
+                # a kata without calibration data whose scalars come from its inputs (nnz, counts):
+                # the whole plan at its largest public case, scaled by the cost model
+                mode = lib["mode"] = "full"
+                params = _largest_public(kata)
+                entry = {**entry, "model_case": params}
+                launches, cost, cut = model_run(kata, ptx, filename, launch_fn, launch_file, dict(params),
+                                                mode, seed, wall_s=DEFAULT_RUN_S)
             runs.append((launches, cost))
             stopped = stopped or cut
         out.append(summarise.observation(kata, entry, lib, dry, dry_error, runs, stopped, ptx, filename,
