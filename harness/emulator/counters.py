@@ -1,12 +1,10 @@
 """Memory and issue counters per instruction and per source line, from the engine's observer hooks.
 
-The module is longer than ~300 lines: the per-warp sector, wavefront and issue tallies share one
-numba lane loop and its numpy fallback; splitting them by concern is the next step.
-
 What a profiler would tell the learner, computed exactly from the addresses each warp touched:
 
 - global: requests (one per warp per instruction), 32-byte sectors touched, and the ideal sector
-  count for that many active lanes (ceil(lanes x size / 32)); bytes the lanes asked for.
+  count for the distinct addresses the lanes asked for (ceil(distinct x size / 32): lanes reading
+  one value, a broadcast, ideally cost one access); bytes the lanes asked for.
 - shared: requests and wavefronts. 32 banks of 4 bytes; a request costs as many wavefronts as the
   most distinct words any one bank must serve (lanes reading the same word share it). 8- and
   16-byte accesses are split into 2 and 4 phases of 16 and 8 lanes, as the hardware does, so a
@@ -22,7 +20,7 @@ import numpy as np
 
 from .observer import Observer
 from .tally import _FIELDS, _IX, Tally, _tally, family
-from .warp_costs import _distinct, _group_sizes, _pair_keys, _sorted_keys, _warp_costs
+from .warp_costs import _distinct, _distinct_per_group, _group_sizes, _pair_keys, _sorted_keys, _warp_costs
 
 _NO_ADDRS = np.zeros(1 << 16, np.int64)  # on_issue has no addresses; the numba pass ignores them
 
@@ -149,7 +147,9 @@ class Counters(Observer):
             sectors = np.concatenate((first, last[more]))
             w = np.concatenate((warps, warps[more]))
         lanes = _group_sizes(warps)
-        ideal = int(((lanes * size + 31) // 32).sum())
+        # the ideal counts distinct addresses: lanes reading one value (a broadcast) need one access
+        distinct = _distinct_per_group(warps, addrs)
+        ideal = int(((distinct * size + 31) // 32).sum())
         touched = _distinct(_pair_keys(w, sectors))
         kind = "load" if op == "ld" else "store"
         row[_IX[f"global_{kind}_requests"]] += lanes.size

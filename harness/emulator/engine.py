@@ -1,8 +1,5 @@
 """The SIMT scheduler: all threads of the resident blocks, grouped by program counter.
 
-The module is longer than ~300 lines: the loop, barrier and warp-sync bookkeeping and deadlock
-reports share the launch's group state; splitting them by concern is the next step.
-
 Lanes at the same PC form a group and run one instruction as one numpy operation, across warps
 and blocks. The lowest-PC group goes first: NVRTC places join points after both sides of a branch,
 so running the lower side first lets the sides meet again (reconverge) at the join. A group keeps

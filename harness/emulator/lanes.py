@@ -59,7 +59,7 @@ def _geometry(R: int, block: tuple[int, int, int]) -> tuple:
 
 class LaunchState:
     def __init__(self, mem, module, kernel, grid, block, shared_bytes, args, observer,
-                 budget, wall_clock_s, max_resident_blocks, globals_at):
+                 budget, wall_clock_s, max_resident_blocks, globals_at, blocks=None):
         self.mem, self.module, self.kernel = mem, module, kernel
         self.code = module.code
         self.grid, self.block = _dims(grid), _dims(block)
@@ -69,6 +69,13 @@ class LaunchState:
             raise EmulatorError(f"block {self.block} has {self.T} threads; a block holds 1 to 1024")
         if self.nblocks <= 0:
             raise EmulatorError(f"grid {self.grid} has no blocks")
+        # blocks: run only these linear block ids (the performance model's sample of a grid too
+        # large to emulate whole); %nctaid and %ctaid stay those of the whole grid.
+        self.block_ids = None if blocks is None else np.unique(np.asarray(blocks, np.int64))
+        if self.block_ids is not None:
+            if self.block_ids.size == 0 or self.block_ids[0] < 0 or self.block_ids[-1] >= self.nblocks:
+                raise EmulatorError(f"block sample outside the grid's {self.nblocks} blocks")
+        self.to_run = self.nblocks if self.block_ids is None else int(self.block_ids.size)
         self.observer, self.budget, self.wall_clock_s = observer, budget, wall_clock_s
         self.globals_at = globals_at
         self.funcs = self._reachable(kernel)
@@ -84,7 +91,7 @@ class LaunchState:
             per_sm = min(per_sm, SHARED_SM // self.shared_size)
         r = H200_SMS * max(1, per_sm) if max_resident_blocks is None else int(max_resident_blocks)
         r = min(r, max(1, LANE_BYTES_BUDGET // (lane_bytes * self.T)))
-        self.R = R = max(1, min(r, self.nblocks))
+        self.R = R = max(1, min(r, self.to_run))
         self.N = N = R * self.T
         self.WPB = (self.T + 31) // 32
         self.NW = R * self.WPB
@@ -202,10 +209,12 @@ class LaunchState:
 
     # ---- blocks ------------------------------------------------------------------------------
     def _start_blocks(self, slots: np.ndarray) -> None:
-        slots = slots[: max(0, self.nblocks - self.next_block)]
+        slots = slots[: max(0, self.to_run - self.next_block)]
         if slots.size == 0:
             return
         blocks = np.arange(self.next_block, self.next_block + slots.size)
+        if self.block_ids is not None:
+            blocks = self.block_ids[blocks]
         self.next_block += slots.size
         self.resident += slots.size
         self.slot_block[slots] = blocks

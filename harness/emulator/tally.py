@@ -25,7 +25,7 @@ class Tally:
     active_lanes: int  # lanes active over those instructions
     global_load_requests: int  # warp-level global load requests
     global_load_sectors: int  # 32-byte sectors those requests touched
-    global_load_ideal_sectors: int  # ceil(active lanes x bytes / 32) per request: perfect coalescing
+    global_load_ideal_sectors: int  # ceil(distinct addresses x bytes / 32) per request: perfect coalescing
     global_store_requests: int
     global_store_sectors: int
     global_store_ideal_sectors: int

@@ -34,6 +34,14 @@ def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _distinct_per_group(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Distinct values per group, in the order of the sorted groups (as _group_sizes)."""
+    order = np.lexsort((values, groups))
+    g, v = groups[order], values[order]
+    new = np.concatenate(([True], (g[1:] != g[:-1]) | (v[1:] != v[:-1])))
+    return _group_sizes(g[new])
+
+
 def _distinct(keys: np.ndarray) -> int:
     k = _sorted_keys(keys)
     return int(k.size and 1 + np.count_nonzero(k[1:] != k[:-1]))
@@ -51,6 +59,8 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
     cnt = np.zeros(32, np.int64)
     sect = np.empty(64, np.int64)  # distinct sectors of the current warp
     nsect = 0
+    seen_addr = np.empty(32, np.int64)  # distinct addresses of the current warp (a broadcast is one)
+    naddr = 0
     req = 0
     cost = 0
     ideal = 0
@@ -67,9 +77,10 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
             cnt[:] = 0
         if key != prev_key:
             if prev_key >= 0:
-                ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
+                ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (naddr * size + 31) // 32
             cost += nsect
             nsect = 0
+            naddr = 0
             lanes = 0
             req += 1
         prev_key = key
@@ -77,6 +88,14 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
         lanes += 1
         a = addrs[i]
         if kind == 1:
+            dup = False
+            for j in range(naddr):
+                if seen_addr[j] == a:
+                    dup = True
+                    break
+            if not dup and naddr < 32:
+                seen_addr[naddr] = a
+                naddr += 1
             for sc in range(a >> 5, ((a + size - 1) >> 5) + 1):
                 seen = False
                 for j in range(nsect):
@@ -99,7 +118,7 @@ def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
                     table[b, cnt[b]] = word
                     cnt[b] += 1
     if prev_key >= 0:
-        ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
+        ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (naddr * size + 31) // 32
         cost += nsect + (cnt.max() if kind == 2 else 0)
     out[0] = req
     out[1] = cost
