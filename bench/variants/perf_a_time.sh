@@ -28,7 +28,7 @@ fi
     $v/layernorm-backward/resident $v/layernorm-backward/pipelined $v/layernorm-backward/pipelined4 "${lnb_extra[@]}"
   echo "exit $?"
   echo "=== adamw"
-  timeout 130 python3 bench/quick_time.py adamw solutions/adamw $v/adamw/one_launch $v/adamw/one_launch_u2 "${adamw_extra[@]}"
+  timeout 150 python3 bench/quick_time.py adamw solutions/adamw $v/adamw/two_launch $v/adamw/one_launch $v/adamw/one_launch_u2 "${adamw_extra[@]}"
   echo "exit $?"
 } 2>&1 | tee "$scratch/perf_a_time.txt"
 [ -n "$out" ] && mkdir -p "$out" && cp "$scratch/perf_a_time.txt" "$out/perf_a_time.txt"
