@@ -24,7 +24,7 @@ fi
   date -u +"%Y-%m-%d %H:%M UTC"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>/dev/null || echo "no nvidia-smi"
   echo "=== layernorm-backward"
-  timeout 80 python3 bench/quick_time.py layernorm-backward solutions/layernorm-backward \
+  timeout 90 python3 bench/quick_time.py layernorm-backward solutions/layernorm-backward $v/layernorm-backward/l1_reread \
     $v/layernorm-backward/resident $v/layernorm-backward/pipelined $v/layernorm-backward/pipelined4 "${lnb_extra[@]}"
   echo "exit $?"
   echo "=== adamw"
