@@ -44,7 +44,7 @@ class Profile(Counters):
     def on_barrier(self, blocks) -> None:
         self._barriers += len(blocks)
 
-    def on_memory(self, inst, space, op, blocks, tids, addrs, size) -> None:
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
         super().on_memory(inst, space, op, blocks, tids, addrs, size)
         if space == "shared" and op == "atom" and len(tids):
             # lanes of one warp on one shared address serialise: the request costs its worst count
