@@ -4,7 +4,8 @@
 # `kata bench` of their solutions against their library baselines (one at a time, so no two
 # timings share the GPU), then variant folders.
 #   bash bench/gpu_katas.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
-# KATA_IDS defaults to the whole catalogue; each VARIANT_DIR is bench/variants/<kata>/<name>.
+# KATA_IDS defaults to the whole catalogue (BENCH_IDS, when set, are the katas benched instead);
+# each VARIANT_DIR is bench/variants/<kata>/<name>.
 # Writes at most 8 files into OUT_DIR (the device tool's limit), each as soon as its part is done.
 set -uo pipefail
 out=${1:?usage: gpu_training.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
@@ -34,7 +35,7 @@ for id in $ids; do echo "=== kata dev check $id --backend gpu"; cat "$scratch/dc
 echo "dev check wall time: $(( $(date +%s) - t0 )) s" >>"$log"
 grep -E "^=== |checks passed|^FAIL|^exit" "$log"
 # Timings: the solutions with their baselines (bench inputs come from the cache the dev check filled).
-timeout ${BENCH_S:-200} python3 -m grader bench $ids --out "$scratch/bench" >"$out/bench.txt" 2>&1
+timeout ${BENCH_S:-200} python3 -m grader bench ${BENCH_IDS:-$ids} --out "$scratch/bench" >"$out/bench.txt" 2>&1
 echo "kata bench: exit $?" >>"$out/bench.txt"
 cp "$scratch/bench/bench.md" "$out/bench.md" 2>/dev/null
 cat "$out/bench.txt"

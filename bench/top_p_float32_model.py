@@ -1,10 +1,10 @@
-"""A float32 model of solutions/top-p's decisions at the bench shape, checked by the kata's own check.
+"""A model of solutions/top-p's decisions at the bench shape, checked by the kata's own check.
 
 Why: the check accepts a token other than the reference's only within DELTA = 1e-5 of a boundary;
-this shows that the solution's float32 masses (exp, shared-memory atomics in a random order,
-prefix sums) stay inside it on the two 256 x 128256 bench cases, with no GPU. It models the
-kernel's radix selects digit for digit (11/11/10 bits, positive-mass digits only, the fallback to
-the smallest digit with mass), not its thread layout.
+this shows that the solution's float32 masses (exp in float32, rounded to 2^-40 fixed point and
+summed exactly) and its selection logic stay inside it on the two 256 x 128256 bench cases, with
+no GPU. It follows the kernel step for step (the linear first digit over the row's range, the
+refinement over the bits that vary inside the bin, positive-mass digits only), not its threads.
 
     KATA_HOME=... python bench/top_p_float32_model.py [SEED]     (about a minute per case)
 """
@@ -19,7 +19,7 @@ from grader import catalog
 from grader.grading import check
 
 KATA = catalog.load("top-p")
-RNG = np.random.default_rng(0)
+LBINS = 1024
 
 
 def keys_of(x):
@@ -27,49 +27,60 @@ def keys_of(x):
     return np.where(u & 0x80000000, ~u, u | 0x80000000).astype(np.uint32)
 
 
-def hist(digits, w, bins=2048):
-    h = np.zeros(bins, np.float32)
-    order = RNG.permutation(digits.size)
-    np.add.at(h, digits[order], w[order])  # sequential float32 adds in a random order, like atomics
-    return h
-
-
-def find(h, above, thr, strict):
-    """(digit, mass above it): the largest digit with mass whose running sum reaches thr."""
-    c = np.float32(above)
-    for d in range(h.size - 1, -1, -1):
-        before, c = c, np.float32(c + h[d])
-        if h[d] > 0 and (c > thr if strict else c >= thr):
+def find(hist: np.ndarray, above: int, thr: int, strict: bool) -> tuple[int, int]:
+    """(digit, mass above it): the largest digit with mass whose running sum reaches thr, else the
+    smallest digit with mass."""
+    c = above
+    for d in range(hist.size - 1, -1, -1):
+        before, c = c, c + int(hist[d])
+        if hist[d] and (c > thr if strict else c >= thr):
             return d, before
-    d = int(np.flatnonzero(h > 0).min())
-    return d, np.float32(min(np.float32(above + h[d + 1:].sum(dtype=np.float32)), thr))
+    d = int(np.flatnonzero(hist).min())
+    return d, above + int(hist[d + 1:].sum())
 
 
-def select(keys, w, first, thr, strict):
-    d, above = find(first, 0, thr, strict)
-    prefix, mask = np.uint32(d) << 21, np.uint32(0xFFE00000)
-    for shift, bits in ((10, 2047), (0, 1023)):
-        sel = (keys & mask) == prefix
-        d, above = find(hist(((keys[sel] >> shift) & bits).astype(np.int64), w[sel]), above, thr, strict)
-        prefix |= np.uint32(d) << shift
-        mask |= np.uint32(bits) << shift
-    eq = np.flatnonzero(keys == prefix)
-    return prefix, above, eq
+def select(keys, q, lin, first, thr, strict):
+    D, above = find(first, 0, thr, strict)
+    inbin = (lin == D) & (q > 0)
+    lo, hi = int(keys[inbin].min()), int(keys[inbin].max())
+    nb = 1 if lo == hi else (lo ^ hi).bit_length()
+    widths = [nb] if nb <= 10 else ([nb - 10, 10] if nb <= 21 else [nb - 21, 11, 10])
+    prefix, shift = (lo >> nb) << nb, nb
+    sel = (keys >= lo) & (keys <= hi)
+    for width in widths:
+        shift -= width
+        match = sel & ((keys >> (shift + width)) == (prefix >> (shift + width)))
+        hist = np.zeros(1 << width, np.int64)  # exact: masses <= 2^40, sums < 2^58
+        np.add.at(hist, (keys[match] >> shift) & ((1 << width) - 1), q[match])
+        d, above = find(hist, above, thr, strict)
+        prefix |= d << shift
+    return prefix, above, np.flatnonzero(keys == prefix)
 
 
 def sample(x, t, p, u):
-    w = np.exp((x - x.max()) * (np.float32(1) / t)).astype(np.float32)
-    keys = keys_of(x)
-    first = hist((keys >> 21).astype(np.int64), w)
-    thr = np.float32(p * first.sum(dtype=np.float32))
-    theta, above_t, eq_t = select(keys, w, first, thr, False)
-    w_t = w[eq_t[0]]
-    n = int(min(max(np.ceil((thr - above_t) / w_t), 1), eq_t.size))
-    target = np.float32(u * np.float32(above_t + np.float32(n) * w_t))
-    kappa, above_k, eq_k = select(keys, w, first, target, True)
+    inv_t = np.float32(1) / t
+    m = x.max()
+    q = np.rint(np.exp((x - m) * inv_t).astype(np.float32) * np.float32(2.0 ** 40)).astype(np.int64)
+    finite = x[np.isfinite(x)]
+    rng = min(np.float32((m - finite.min()) * inv_t), np.float32(28.5))
+    k = np.float32(LBINS - 1) / rng * inv_t if rng > 0 else np.float32(0)
+    with np.errstate(invalid="ignore"):
+        z = (m - x) * k
+    lin = LBINS - 1 - np.where(z < LBINS - 1, np.nan_to_num(z, nan=LBINS - 1), LBINS - 1).astype(np.int64)
+    keys = keys_of(x).astype(np.int64)
+    first = np.zeros(LBINS, np.int64)
+    np.add.at(first, lin[q > 0], q[q > 0])
+    total = int(first.sum())
+    thr = int(np.ceil(float(p) * total))
+    theta, above_t, eq_t = select(keys, q, lin, first, thr, False)
+    w_t = int(q[eq_t[0]])
+    n = int(min(max(-(-(thr - above_t) // w_t), 1), eq_t.size))
+    nucleus = above_t + n * w_t
+    target = int(float(u) * nucleus)
+    kappa, above_k, eq_k = select(keys, q, lin, first, target, True)
     if kappa <= theta:  # at the nucleus's edge: only its first n equal logits
         above_k, eq_k = above_t, eq_t[:n]
-    i = int(min(max(np.floor((target - above_k) / w[eq_k[0]]), 0), eq_k.size - 1))
+    i = min(max(target - above_k, 0) // int(q[eq_k[0]]), eq_k.size - 1)
     return int(eq_k[i])
 
 

@@ -33,8 +33,10 @@ def _gpu():
 @click.option("--kata", "kata_id", help="the kata a DIR submission solves (default: the folder's name)")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("kata-bench"), show_default=True,
               help="folder for bench.json, bench.md and roofline.png")
+@click.option("--backend", type=click.Choice(["gpu", "cpu"]), default="gpu", show_default=True,
+              help="cpu: the H200 model's estimates (labelled as such), one check at the bench shape scaled down")
 @handled
-def bench_command(targets, kata_id, out_dir):
+def bench_command(targets, kata_id, out_dir, backend):
     """Time solutions (ID ...) or a workspace (DIR) over the bench shapes on the GPU.
 
     \b
@@ -42,6 +44,8 @@ def bench_command(targets, kata_id, out_dir):
       kata bench reduce scan     those katas' solutions
       kata bench ./my-reduce     a workspace, graded in full first (kata from --kata, the
                                  workspace's marker, or the folder's name)
+      kata bench ./my-reduce --backend cpu
+                                 no GPU: estimates for the H200 from kata's performance model
     """
     from rich.console import Console
     from rich.table import Table
@@ -49,6 +53,9 @@ def bench_command(targets, kata_id, out_dir):
     from harness.measure import calibrate
 
     jobs = bench_jobs(targets, kata_id)
+    if backend == "cpu":
+        _bench_cpu(jobs, out_dir)
+        return
     backend = _gpu()
     cal, fresh = calibrate.load_or_calibrate(backend)
     console = Console()
@@ -66,6 +73,27 @@ def bench_command(targets, kata_id, out_dir):
     plot = roofline_plot(rows, {"bandwidth": cal.bandwidth, "fp32": cal.fp32, "bf16": cal.bf16},
                          out_dir / "roofline.png", f"kata bench on {cal.gpu}")
     console.print(f"wrote {out_dir / 'bench.json'}, {out_dir / 'bench.md'}" + (f", {plot}" if plot else ""))
+    if any(r.get("error") for r in rows):
+        raise SystemExit(1)
+
+
+def _bench_cpu(jobs, out_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from grader.performance.model import LABEL, bench_cpu
+
+    console = Console()
+    console.print(LABEL)
+    rows = [bench_cpu.bench_row(k, folder, label) for k, folder, label, _ in jobs]
+    table = Table(*bench_cpu.HEAD)
+    for cells in bench_cpu.table_rows(rows):
+        table.add_row(*cells)
+    console.print(table)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "bench.json").write_text(json.dumps({"gpu": "estimate: " + LABEL, "rows": rows}, indent=1))
+    (out_dir / "bench.md").write_text(bench_cpu.markdown(rows))
+    console.print(f"wrote {out_dir / 'bench.json'}, {out_dir / 'bench.md'}")
     if any(r.get("error") for r in rows):
         raise SystemExit(1)
 

@@ -127,9 +127,21 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                headline=f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
         if not on_gpu:
-            return GradeReport(**base, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases", reasons=(), **common)
-        perf, problem = _performance(worker, kata.id, compiled, seed)
+            from grader.performance.model.stage import estimate_stage
+
+            estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
+            if occupancy:  # the bench-shape launches, not the small case's
+                common["resources"] = ResourceStage(resources.kernels, occupancy)
+            tail = f"; {estimate.headline()}" if estimate is not None else ""
+            notes = dict(notes=(*base["notes"], note)) if note else {}
+            return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
+                               headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                               estimate=estimate, **common)
+        from grader.performance.model.stage import beside_measurement
+
+        # The H200 model's estimate, on the emulator's worker while the GPU worker times.
+        with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed) as model:
+            perf, problem = _performance(worker, kata.id, compiled, seed)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
                                stage="performance", headline=f"performance stage: {problem.message}",
@@ -143,7 +155,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
                            headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
-                           performance=perf, **common)
+                           performance=perf, estimate=model.result(), **common)
 
 
 def _on_gpu(backend: str) -> bool:

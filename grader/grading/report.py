@@ -62,6 +62,7 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
     _resources(console, report)
     _memory(console, report)
     _performance(console, report)
+    _estimate(console, report)
     for note in report.notes:
         console.print(f"  note: {note}", style="dim")
     console.print(f"  backend: {report.backend} ({report.backend_reason})", style="dim")
@@ -150,7 +151,8 @@ def _memory(console: Console, report: GradeReport) -> None:
     table.add_column("counter")
     table.add_column("measured", justify="right")
     table.add_column("ideal", justify="right")
-    table.add_row("bytes moved (32 B sectors)", f"{rep.moved_bytes:,}", f"{rep.compulsory_bytes:,}")
+    # Sectors the lanes touched, before any cache: DRAM traffic is the estimate's (its cache model).
+    table.add_row("sectors touched x 32 B (no cache)", f"{rep.moved_bytes:,}", f"{rep.compulsory_bytes:,}")
     table.add_row("global load sectors / request", f"{rep.load_sectors_per_request:.2f}",
                   f"{rep.load_ideal_sectors_per_request:.2f}")
     table.add_row("global store sectors / request", f"{rep.store_sectors_per_request:.2f}",
@@ -183,6 +185,25 @@ def _performance(console: Console, report: GradeReport) -> None:
         console.print(f"  performance: {p.error}", style="yellow")
     for flag in getattr(p, "flags", ())[:5]:
         console.print(f"    {flag}", style="yellow")
+
+
+def _estimate(console: Console, report: GradeReport) -> None:
+    e = report.estimate
+    if e is None:
+        return
+    head, *rest = e.lines()
+    console.print(f"  {head}", style="bold")
+    for line in rest:
+        console.print(f"  {line}")
+    for case in getattr(report.performance, "cases", ()) or ():  # a GPU grade: measurement beside estimate
+        est = next((c for c in e.cases if c.case == case.case), None)
+        if est is None or not est.seconds:
+            continue
+        ratio = case.kernel.stats.median / est.seconds
+        far = "  (far from the estimate: the model misses something here)" if not 0.5 <= ratio <= 2.0 else ""
+        label = ", ".join(f"{k} = {v}" for k, v in case.case.items())
+        console.print(f"    {label}: measured {case.kernel.stats.median * 1e3:.3f} ms = {ratio:.2f}x the estimate{far}",
+                      style="yellow" if far else "")
 
 
 # -- JSON -------------------------------------------------------------------------------------
@@ -221,6 +242,7 @@ def to_dict(report: GradeReport) -> dict:
             "case": _plain(report.memory.case), "note": report.memory.note or None,
             "public_cases_screened": report.memory.screened},
         "performance": _plain(report.performance),
+        "estimate": _plain(report.estimate),
         "notes": list(report.notes),
     }
 

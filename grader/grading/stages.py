@@ -94,6 +94,7 @@ class GradeReport:
     findings: tuple = ()  # harness.emulator Findings, merged by (kind, file, line)
     memory: MemoryStage | None = None  # sanitizer and counters (CPU); the emulator's sanitizer only (GPU)
     performance: object = None  # grader.performance.measured.PerformanceResult (GPU only)
+    estimate: object = None  # grader.performance.model.Estimate: the H200 model's estimate (CPU only)
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. "launch.py missing: the kata's default plan was used"
 
     @property

@@ -30,7 +30,8 @@ class MemoryReport:
 
     def lines(self) -> list[str]:
         out = [f"{self.label}",
-               f"  bytes moved {self.moved_bytes:,} vs compulsory {self.compulsory_bytes:,} "
+               f"  sectors touched x 32 B (no cache; DRAM bytes are the estimate's) {self.moved_bytes:,} vs "
+               f"compulsory {self.compulsory_bytes:,} "
                f"({self.efficiency:.0%} efficient)",
                f"  global loads: {self.load_sectors_per_request:.1f} sectors/request "
                f"(ideal {self.load_ideal_sectors_per_request:.1f}); stores: "

@@ -31,11 +31,14 @@ class CpuBackend(Backend):
     facts = FACTS
 
     def __init__(self, sanitize: bool = False, counters: bool = False,
-                 instruction_budget: int = 2_000_000_000, wall_clock_s: float = 60.0):
+                 instruction_budget: int = 2_000_000_000, wall_clock_s: float = 60.0, observers=None):
         from harness.emulator import Emulator
 
-        self._emu = Emulator(sanitize=sanitize, counters=counters,
+        self._emu = Emulator(sanitize=sanitize, counters=counters, observers=observers,
                              instruction_budget=instruction_budget, wall_clock_s=wall_clock_s)
+        # sample(kernel, grid, block) -> linear block ids to run, or None for the whole grid: the
+        # performance model runs a sample of the blocks of a bench-shape launch
+        self.sample = None
         self._module = None
         self._filename = "kernel.cu"
         self.findings: list = []  # every Finding of every launch, in order
@@ -80,6 +83,10 @@ class CpuBackend(Backend):
         if self._emu.sanitize and buf.nbytes:
             self._emu.mark_unwritten(self._address(buf), buf.nbytes)
 
+    def reserve(self, nbytes: int) -> None:
+        """Make room for nbytes of allocations at once (bench-shape buffers, mostly never touched)."""
+        self._emu.mem.reserve(int(nbytes))
+
     def _address(self, buf: Buffer) -> int:
         return int(buf.handle) + buf.offset * np.dtype(buf.dtype).itemsize
 
@@ -113,8 +120,9 @@ class CpuBackend(Backend):
     # -- launches ------------------------------------------------------------------------------
     def launch(self, name, grid, block, shared, args) -> None:
         values = [self._address(a) if isinstance(a, Buffer) else a for a in args]
+        blocks = self.sample(name, tuple(grid), tuple(block)) if self.sample is not None else None
         result = self._emu.launch(self._module, self._entry(name) or name, grid=tuple(grid),
-                                  block=tuple(block), shared_bytes=int(shared), args=values)
+                                  block=tuple(block), shared_bytes=int(shared), args=values, blocks=blocks)
         self.findings.extend(result.findings)
         self.stopped = self.stopped or bool(result.stopped)
         if result.counters is not None:

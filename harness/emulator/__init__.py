@@ -5,8 +5,9 @@
     x = emu.alloc(4 * n); emu.write(x, host_array)
     res = emu.launch(mod, "reduce", grid=(g, 1, 1), block=(256, 1, 1), args=[x, out, n])
 
-Modules: ptx (loader), engine (scheduler), lanes (per-launch state), memory (memory model),
-ops_* (instruction semantics), observer (hooks), sanitizer and counters (observers).
+Modules: ptx (loader), engine and sync (scheduler), lanes (per-launch state), memory (memory
+model), ops_* (instruction semantics), observer (hooks), sanitizer and counters (observers, with
+shared_shadow, sanitizer_report, initcheck, tally and warp_costs).
 """
 from __future__ import annotations
 
@@ -125,13 +126,15 @@ class Emulator:
         return (obs[0] if len(obs) == 1 else Fanout(obs)), counters
 
     def launch(self, mod: LoadedModule, name: str, grid=(1, 1, 1), block=(1, 1, 1), shared_bytes: int = 0,
-               args=()) -> LaunchResult:
+               args=(), blocks=None) -> LaunchResult:
+        """blocks: run only these linear block ids of the grid (None: all of them)."""
         from .engine import Engine
 
         kernel = mod.kernel(name)
         observer, counters = self._observers()
         eng = Engine(self.mem, mod.module, kernel, grid, block, shared_bytes, list(args), observer,
-                     self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at)
+                     self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at,
+                     blocks=blocks)
         stopped, issued = eng.run()
         found = eng.findings_list() + (list(observer.findings) if observer is not None else [])
         if int(shared_bytes) > DYNAMIC_SHARED_DEFAULT:

@@ -1,12 +1,10 @@
 """Memory and issue counters per instruction and per source line, from the engine's observer hooks.
 
-The module is longer than ~300 lines: the per-warp sector, wavefront and issue tallies share one
-numba lane loop and its numpy fallback; splitting them by concern is the next step.
-
 What a profiler would tell the learner, computed exactly from the addresses each warp touched:
 
 - global: requests (one per warp per instruction), 32-byte sectors touched, and the ideal sector
-  count for that many active lanes (ceil(lanes x size / 32)); bytes the lanes asked for.
+  count for the distinct addresses the lanes asked for (ceil(distinct x size / 32): lanes reading
+  one value, a broadcast, ideally cost one access); bytes the lanes asked for.
 - shared: requests and wavefronts. 32 banks of 4 bytes; a request costs as many wavefronts as the
   most distinct words any one bank must serve (lanes reading the same word share it). 8- and
   16-byte accesses are split into 2 and 4 phases of 16 and 8 lanes, as the hardware does, so a
@@ -18,192 +16,13 @@ Issued groups span warps and blocks; a warp is (linear block, tid // 32).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numpy as np
 
 from .observer import Observer
+from .tally import _FIELDS, _IX, Tally, _tally, family
+from .warp_costs import _distinct, _distinct_per_group, _group_sizes, _pair_keys, _sorted_keys, _warp_costs
 
-_SPACES = ("global", "shared", "local", "const", "param")
-_FIELDS = ("instructions", "active_lanes",
-           "global_load_requests", "global_load_sectors", "global_load_ideal_sectors",
-           "global_store_requests", "global_store_sectors", "global_store_ideal_sectors",
-           "global_atomic_requests", "shared_requests", "shared_wavefronts", "shared_ideal_wavefronts",
-           "shared_atomic_requests", "local_requests", "bytes_read", "bytes_written")
-_IX = {name: i for i, name in enumerate(_FIELDS)}
 _NO_ADDRS = np.zeros(1 << 16, np.int64)  # on_issue has no addresses; the numba pass ignores them
-
-
-@dataclass(frozen=True)
-class Tally:
-    """Counters of one instruction, one source line, or a whole launch."""
-
-    file: str | None  # the learner's file (None for the launch total)
-    line: int | None  # 1-based line, None for the launch total or code without .loc
-    instructions: int  # warp instructions issued
-    active_lanes: int  # lanes active over those instructions
-    global_load_requests: int  # warp-level global load requests
-    global_load_sectors: int  # 32-byte sectors those requests touched
-    global_load_ideal_sectors: int  # ceil(active lanes x bytes / 32) per request: perfect coalescing
-    global_store_requests: int
-    global_store_sectors: int
-    global_store_ideal_sectors: int
-    global_atomic_requests: int  # atom/red on global memory (warp-level)
-    shared_requests: int  # warp-level shared loads and stores
-    shared_wavefronts: int  # bank-conflict cost of those requests
-    shared_ideal_wavefronts: int  # ceil(active lanes x bytes / 128) per request: no conflicts
-    shared_atomic_requests: int
-    local_requests: int  # local memory (stack, spills) warp-level requests
-    bytes_read: int  # global bytes the lanes loaded (atomics count both ways)
-    bytes_written: int  # global bytes the lanes stored
-
-    @property
-    def branch_efficiency(self) -> float:
-        """Active lanes per issued warp instruction over 32 (1.0: no divergence, full warps)."""
-        return self.active_lanes / (32 * self.instructions) if self.instructions else 1.0
-
-    @property
-    def sectors_per_load_request(self) -> float:
-        return self.global_load_sectors / self.global_load_requests if self.global_load_requests else 0.0
-
-    @property
-    def sectors_per_store_request(self) -> float:
-        return self.global_store_sectors / self.global_store_requests if self.global_store_requests else 0.0
-
-    @property
-    def wavefronts_per_shared_request(self) -> float:
-        return self.shared_wavefronts / self.shared_requests if self.shared_requests else 0.0
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d.update(branch_efficiency=round(self.branch_efficiency, 4),
-                 sectors_per_load_request=round(self.sectors_per_load_request, 3),
-                 sectors_per_store_request=round(self.sectors_per_store_request, 3),
-                 wavefronts_per_shared_request=round(self.wavefronts_per_shared_request, 3))
-        return d
-
-
-def _tally(file, line, row: np.ndarray) -> Tally:
-    return Tally(file, line, *(int(v) for v in row))
-
-
-def family(opcode: str) -> str:
-    """The opcode family for the instruction mix: the base opcode, plus the state space for
-    memory operations (ld.global and ld.shared cost very differently)."""
-    parts = opcode.split(".")
-    if parts[0] in ("ld", "st", "atom", "red", "ldu") and len(parts) > 1 and parts[1] in _SPACES:
-        return f"{parts[0]}.{parts[1]}"
-    return parts[0]
-
-
-def _sorted_keys(keys: np.ndarray) -> np.ndarray:
-    if keys.size > 1 and (keys[1:] < keys[:-1]).any():
-        return np.sort(keys)
-    return keys
-
-
-def _group_sizes(keys: np.ndarray) -> np.ndarray:
-    """How many entries each distinct key has (order of keys is irrelevant)."""
-    k = _sorted_keys(keys)
-    if k.size == 0:
-        return np.zeros(0, np.int64)
-    edges = np.flatnonzero(k[1:] != k[:-1]) + 1
-    return np.diff(np.concatenate(([0], edges, [k.size])))
-
-
-def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """One sortable int64 per (a, b) pair, ordered by a then b."""
-    a0, b0 = a.min(), b.min()
-    span = int(b.max() - b0) + 1
-    if span * (int(a.max() - a0) + 1) < 2**62:
-        return (a - a0) * span + (b - b0)
-    order = np.lexsort((b, a))  # vast address ranges: rank the pairs instead of packing them
-    ranks = np.empty(a.size, np.int64)
-    a_s, b_s = a[order], b[order]
-    new = np.concatenate(([True], (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])))
-    ranks[order] = np.cumsum(new) - 1
-    return ranks
-
-
-def _distinct(keys: np.ndarray) -> int:
-    k = _sorted_keys(keys)
-    return int(k.size and 1 + np.count_nonzero(k[1:] != k[:-1]))
-
-
-def _warp_costs(kind, blocks, tids, addrs, size, wpb, out):
-    """One pass over lanes that arrive warp by warp (the engine's order): kind 0 counts warp
-    requests; 1 adds global sectors and their ideal; 2 shared wavefronts and their ideal.
-    out = (requests, sectors or wavefronts, ideal). False when a warp's lanes are not adjacent,
-    and the numpy path counts instead."""
-    phases = max(1, size // 4) if kind == 2 else 1
-    per_phase = 32 // phases
-    nw = max(1, (size + 3) // 4)
-    table = np.empty((32, 128), np.int64)  # distinct words per bank in the current phase
-    cnt = np.zeros(32, np.int64)
-    sect = np.empty(64, np.int64)  # distinct sectors of the current warp
-    nsect = 0
-    req = 0
-    cost = 0
-    ideal = 0
-    lanes = 0
-    prev_key = -1
-    prev_group = -1
-    for i in range(tids.shape[0]):
-        key = np.int64(blocks[i]) * wpb + np.int64(tids[i]) // 32
-        if key < prev_key:
-            return False
-        group = key * 4 + (np.int64(tids[i]) & 31) // per_phase
-        if kind == 2 and group != prev_group and prev_group >= 0:
-            cost += cnt.max()
-            cnt[:] = 0
-        if key != prev_key:
-            if prev_key >= 0:
-                ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
-            cost += nsect
-            nsect = 0
-            lanes = 0
-            req += 1
-        prev_key = key
-        prev_group = group
-        lanes += 1
-        a = addrs[i]
-        if kind == 1:
-            for sc in range(a >> 5, ((a + size - 1) >> 5) + 1):
-                seen = False
-                for j in range(nsect):
-                    if sect[j] == sc:
-                        seen = True
-                        break
-                if not seen:
-                    sect[nsect] = sc
-                    nsect += 1
-        elif kind == 2:
-            for k in range(nw):
-                word = (a >> 2) + k
-                b = word & 31
-                seen = False
-                for j in range(cnt[b]):
-                    if table[b, j] == word:
-                        seen = True
-                        break
-                if not seen:
-                    table[b, cnt[b]] = word
-                    cnt[b] += 1
-    if prev_key >= 0:
-        ideal += max(1, (lanes * size + 127) // 128) if kind == 2 else (lanes * size + 31) // 32
-        cost += nsect + (cnt.max() if kind == 2 else 0)
-    out[0] = req
-    out[1] = cost
-    out[2] = ideal
-    return True
-
-
-try:  # numba is optional: the numpy path below counts the same, slower
-    import numba
-
-    _warp_costs = numba.njit(cache=True)(_warp_costs)
-except ImportError:
-    _warp_costs = None
 
 
 class Counters(Observer):
@@ -328,7 +147,9 @@ class Counters(Observer):
             sectors = np.concatenate((first, last[more]))
             w = np.concatenate((warps, warps[more]))
         lanes = _group_sizes(warps)
-        ideal = int(((lanes * size + 31) // 32).sum())
+        # the ideal counts distinct addresses: lanes reading one value (a broadcast) need one access
+        distinct = _distinct_per_group(warps, addrs)
+        ideal = int(((distinct * size + 31) // 32).sum())
         touched = _distinct(_pair_keys(w, sectors))
         kind = "load" if op == "ld" else "store"
         row[_IX[f"global_{kind}_requests"]] += lanes.size

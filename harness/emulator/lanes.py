@@ -1,5 +1,8 @@
 """The state of one launch: resident blocks and their lanes, registers, windows and findings.
 
+It is longer than ~300 lines: the per-lane arrays, block admission and retirement, and the
+register views all index the same lane layout, and are kept together so that layout has one home.
+
 A launch runs `R` resident blocks ("slots") of `T` threads each, so `N = R*T` lanes. Every per-
 lane quantity is a numpy array of length N indexed by lane: registers (raw bits), %tid/%ctaid,
 the block each lane belongs to, its shared and local window bases. When a block finishes, the next
@@ -56,7 +59,7 @@ def _geometry(R: int, block: tuple[int, int, int]) -> tuple:
 
 class LaunchState:
     def __init__(self, mem, module, kernel, grid, block, shared_bytes, args, observer,
-                 budget, wall_clock_s, max_resident_blocks, globals_at):
+                 budget, wall_clock_s, max_resident_blocks, globals_at, blocks=None):
         self.mem, self.module, self.kernel = mem, module, kernel
         self.code = module.code
         self.grid, self.block = _dims(grid), _dims(block)
@@ -66,6 +69,13 @@ class LaunchState:
             raise EmulatorError(f"block {self.block} has {self.T} threads; a block holds 1 to 1024")
         if self.nblocks <= 0:
             raise EmulatorError(f"grid {self.grid} has no blocks")
+        # blocks: run only these linear block ids (the performance model's sample of a grid too
+        # large to emulate whole); %nctaid and %ctaid stay those of the whole grid.
+        self.block_ids = None if blocks is None else np.unique(np.asarray(blocks, np.int64))
+        if self.block_ids is not None:
+            if self.block_ids.size == 0 or self.block_ids[0] < 0 or self.block_ids[-1] >= self.nblocks:
+                raise EmulatorError(f"block sample outside the grid's {self.nblocks} blocks")
+        self.to_run = self.nblocks if self.block_ids is None else int(self.block_ids.size)
         self.observer, self.budget, self.wall_clock_s = observer, budget, wall_clock_s
         self.globals_at = globals_at
         self.funcs = self._reachable(kernel)
@@ -81,7 +91,7 @@ class LaunchState:
             per_sm = min(per_sm, SHARED_SM // self.shared_size)
         r = H200_SMS * max(1, per_sm) if max_resident_blocks is None else int(max_resident_blocks)
         r = min(r, max(1, LANE_BYTES_BUDGET // (lane_bytes * self.T)))
-        self.R = R = max(1, min(r, self.nblocks))
+        self.R = R = max(1, min(r, self.to_run))
         self.N = N = R * self.T
         self.WPB = (self.T + 31) // 32
         self.NW = R * self.WPB
@@ -109,8 +119,8 @@ class LaunchState:
         self.exited = np.zeros(R, np.int64)
         # Per lane, for telling an early return from a skipped barrier (engine._check_barriers):
         # whether it exited, and the PC of its last store or atomic (kept only with an observer).
-        self.gone = np.zeros(N, bool)
-        self.last_mem = np.full(N, -1, np.int64)
+        self.gone = np.zeros(N, bool) if observer is not None else None
+        self.last_mem = np.full(N, -1, np.int64) if observer is not None else None
         self.arrived: dict[int, np.ndarray] = {}
         self.runnable: dict[int, np.ndarray] = {}
         self.bar_waiting: dict[int, np.ndarray] = {}
@@ -199,10 +209,12 @@ class LaunchState:
 
     # ---- blocks ------------------------------------------------------------------------------
     def _start_blocks(self, slots: np.ndarray) -> None:
-        slots = slots[: max(0, self.nblocks - self.next_block)]
+        slots = slots[: max(0, self.to_run - self.next_block)]
         if slots.size == 0:
             return
         blocks = np.arange(self.next_block, self.next_block + slots.size)
+        if self.block_ids is not None:
+            blocks = self.block_ids[blocks]
         self.next_block += slots.size
         self.resident += slots.size
         self.slot_block[slots] = blocks
@@ -224,8 +236,9 @@ class LaunchState:
         if self.reserved_smem:  # the system's area starts zeroed, and defined for the sanitizer
             for k in slots.tolist():
                 self.win.shared.buf[k * self.shared_size:k * self.shared_size + self.reserved_smem] = 0
-        self.gone[lanes] = False
-        self.last_mem[lanes] = -1
+        if self.gone is not None:
+            self.gone[lanes] = False
+            self.last_mem[lanes] = -1
         if self.stack.shape[1] > 1:
             self.depth.reshape(R, T)[slots] = 0
         if self.observer is not None:

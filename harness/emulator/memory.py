@@ -61,11 +61,17 @@ class GlobalMemory(ByteStore):
         off = (self.top + ALIGN - 1) // ALIGN * ALIGN
         need = off + nbytes + GUARD
         if need > self.size:
-            self.resize(max(need, 2 * self.size), keep=self.buf)
+            self.resize(max(need, 2 * self.size), keep=self.buf[: self.top])
         self.top = off + nbytes + GUARD
         self.starts.append(GLOBAL_BASE + off)
         self.ends.append(GLOBAL_BASE + off + nbytes)
         return GLOBAL_BASE + off
+
+    def reserve(self, nbytes: int) -> None:
+        """Room for nbytes more of allocations without a copy. The fresh bytes are calloc'd, so
+        untouched pages of a large, mostly unread buffer cost address space, not memory."""
+        if self.top + int(nbytes) > self.size:
+            self.resize(self.top + int(nbytes), keep=self.buf[: self.top])
 
     def _host_range(self, addr: int, nbytes: int) -> int:
         k = bisect.bisect_right(self.starts, addr) - 1

@@ -298,8 +298,20 @@ class _Parser:
         return inst
 
 
+_PARSED: dict[tuple[str, str], Module] = {}  # the last few modules: a worker runs one PTX many times
+
+
 def load_ptx(text: str, filename: str = "kernel.cu") -> Module:
-    """Parse PTX from NVRTC (12.x or 13.x). Raises EmulatorError on text it cannot read."""
+    """Parse PTX from NVRTC (12.x or 13.x). Raises EmulatorError on text it cannot read.
+    A module is immutable between launches (each launch binds its instructions afresh), so the
+    same text parsed again returns the module parsed before."""
+    key = (text, filename)
+    if key in _PARSED:
+        return _PARSED[key]
     if ".entry" not in text and ".func" not in text:
         raise EmulatorError("this does not look like PTX: no .entry or .func")
-    return _Parser(text, filename).parse()
+    module = _Parser(text, filename).parse()
+    if len(_PARSED) >= 4:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = module
+    return module

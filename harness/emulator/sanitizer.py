@@ -1,7 +1,7 @@
 """Shared-memory hazards and uninitialised reads, found from the engine's observer hooks.
 
-The module is longer than ~300 lines: the shadow-state hazard rules and their numba lane loop with
-its numpy fallback are one unit today; splitting them by concern is the next step.
+It is longer than ~300 lines: the hazard rules (what orders two accesses) are one piece; the
+shadow records, lane kernel and wording already live in shared_shadow.py and sanitizer_report.py.
 
 Lockstep execution hides races: the emulator runs a warp's lanes together, so a kernel missing a
 __syncthreads() usually computes the right answer here and the wrong one on a GPU. The sanitizer
@@ -17,7 +17,8 @@ first access (since Volta a warp's lanes are scheduled independently, so warp-sy
 without __syncwarp is a race). Atomics never race with atomics; a plain access racing an atomic
 one is reported. The checks of one access run over all lanes of the issued group (which may span
 warps and blocks) as one numba pass when numba is installed, else as numpy passes with the same
-rules; the tests run both.
+rules; the tests run both. The shadow records and the lane kernel are in shared_shadow.py, the
+wording of findings in sanitizer_report.py; global memory's initcheck in initcheck.py.
 """
 from __future__ import annotations
 
@@ -27,131 +28,11 @@ import numpy as np
 
 from .findings import Finding
 from .observer import Observer
-
-_WORD = 4  # shadow granularity: one 4-byte shared word, the bank width
-_MAX_SHARED = 256 * 1024  # more than any block's window (227 KB on an H200): the shadow's bound
-
-
-def _coords(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
-    x, y = dims[0], dims[1]
-    return (int(linear % x), int((linear // x) % y), int(linear // (x * y)))
+from .sanitizer_report import _KINDS, _TEXT, Reports
+from .shared_shadow import _MAX_SHARED, _WORD, _lane_loop, _Record, _same_value_stores
 
 
-# Kinds the per-lane kernel reports, in the order of its `hits` rows, and what each says.
-_KINDS = ("uninitialized-read", "race-raw", "race-waw", "race-war")
-_TEXT = {
-    "uninitialized-read": "reads shared memory at byte offset {off} ({here}) that no thread of this block "
-                          "has written: shared memory holds garbage when a block starts",
-    "race-raw": "reads shared memory at byte offset {off} ({here}), which thread {other} wrote at {there} "
-                "with no {sync} between",
-    "race-waw": "writes shared memory at byte offset {off} ({here}), which thread {other} wrote at {there} "
-                "with no {sync} between, so which value survives is undefined",
-    "race-war": "writes shared memory at byte offset {off} ({here}), which thread {other} read at {there} "
-                "with no {sync} between, so the reader may see either value",
-}
-
-
-def _lane_loop(op, s, t, addrs, nw, W, g, line, epoch, warp_epoch, lane_sync, wpb,
-               w_who, w_when, r1_who, r1_when, r2_who, r2_when, hits):
-    """Every check of one shared access, one lane (and word) at a time: the fast path when numba
-    is installed (one pass instead of ~50 numpy passes over the lanes). The same rules as the
-    numpy path below; lanes are taken in order, so two lanes of one store to one word meet as
-    an ordinary write-after-write. hits[k] = (count, first lane, other tid, other line).
-    The caller sizes the shadow for every offset first."""
-    tpw = wpb * 32
-    for i in range(s.shape[0]):
-        sl, ti = s[i], t[i]
-        ep = epoch[sl]
-        ws = warp_epoch[sl * wpb + ti // 32]
-        for k in range(nw):
-            f = sl * W + np.int64(addrs[i] // g) + k
-            who = w_who[f]
-            o1 = who & 0xFFFF
-            if op != 1 and o1 == 0:  # loads and atomics read the old value
-                _hit(hits, 0, i, -1, -1)
-            elif o1 != 0 and o1 != ti + 1 and (who >> 32) == ep and not (op == 2 and (who & 0x10000) != 0):
-                osync = w_when[f] >> 32
-                if not (o1 - 1) // 32 == ti // 32 or not (lane_sync[sl * tpw + o1 - 1] > osync
-                                                           and lane_sync[sl * tpw + ti] > osync):
-                    _hit(hits, 2 if op == 1 else 1, i, o1 - 1, (w_when[f] & 0xFFFFFFFF) - 1)
-            packed = (ep << 32) | (ti + 1)
-            stamp = (ws << 32) | (line + 1)
-            if op == 0:  # a load: remember up to two readers of this interval
-                r = r1_who[f]
-                c = r & 0xFFFF
-                if c == 0 or (r >> 32) != ep or c == ti + 1:
-                    r1_who[f] = packed
-                    r1_when[f] = stamp
-                else:
-                    r2_who[f] = packed
-                    r2_when[f] = stamp
-                continue
-            for slot in range(2):  # the two reader slots, inline: a jitted call per lane costs more
-                r = r1_who[f] if slot == 0 else r2_who[f]
-                c = r & 0xFFFF
-                if c == 0 or c == ti + 1 or (r >> 32) != ep:
-                    continue
-                when = r1_when[f] if slot == 0 else r2_when[f]
-                osync = when >> 32
-                if (c - 1) // 32 == ti // 32 and lane_sync[sl * tpw + c - 1] > osync \
-                        and lane_sync[sl * tpw + ti] > osync:
-                    continue
-                _hit(hits, 3, i, c - 1, (when & 0xFFFFFFFF) - 1)
-                break
-            w_who[f] = packed | (0x10000 if op == 2 else 0)
-            w_when[f] = stamp
-
-
-def _hit(hits, kind, i, other, other_line):
-    if hits[kind, 0] == 0:
-        hits[kind, 1], hits[kind, 2], hits[kind, 3] = i, other, other_line
-    hits[kind, 0] += 1
-
-
-def _increasing(s, addrs):
-    """True when the addresses strictly increase inside each run of one block slot. A group's
-    lanes of one block are contiguous (lane order), so then no two lanes share a place."""
-    for i in range(1, s.shape[0]):
-        if s[i] == s[i - 1] and addrs[i] <= addrs[i - 1]:
-            return False
-    return True
-
-
-try:  # numba is optional: without it the numpy path below gives the same findings, slower
-    import numba
-
-    _hit = numba.njit(inline="always", cache=True)(_hit)  # inlined: a call would incref arrays
-    _lane_loop = numba.njit(cache=True)(_lane_loop)
-    _increasing = numba.njit(cache=True)(_increasing)
-except ImportError:
-    _lane_loop = _increasing = None
-
-
-class _Record:
-    """Shadow state of one kind of access (the last writer, or one reader slot), flat over
-    (block slot, word). Packed so the common question, "did another thread touch this word in
-    this barrier interval?", costs one gather:
-
-    who  = epoch << 32 | atomic << 16 | (tid + 1)     (0: nothing recorded)
-    when = warp-sync epoch << 32 | (line + 1)         (read only when a hazard is suspected)
-    """
-
-    def __init__(self, size: int):
-        self.who = np.zeros(size, np.int64)
-        self.when = np.zeros(size, np.int64)
-
-    def relayout(self, old_shape, new_shape) -> None:
-        for name in ("who", "when"):
-            new = np.zeros(new_shape, np.int64)
-            new[: old_shape[0], : old_shape[1]] = getattr(self, name).reshape(old_shape)
-            setattr(self, name, new.ravel())
-
-    def record(self, fi, t, epoch, wsync, line, atomic: bool = False) -> None:
-        self.who[fi] = (epoch << 32) | (t + (1 + (atomic << 16)))
-        self.when[fi] = (wsync << 32) | (line + 1)
-
-
-class Sanitizer(Observer):
+class Sanitizer(Reports, Observer):
     """Reports race-raw, race-war, race-waw and uninitialized-read on shared memory."""
 
     def __init__(self, jit: bool = True, init=None) -> None:
@@ -173,7 +54,6 @@ class Sanitizer(Observer):
         tpb = self._block[0] * self._block[1] * self._block[2]
         self._wpb = (tpb + 31) // 32
         self._found = {}
-        self._reserved = (0, 0)  # offsets of the reserved shared area, when the kernel has one
         # linear block id -> shadow row; grown on demand, since a huge grid is run a few
         # resident blocks at a time and must not cost memory per block up front
         self._slot_of = np.full(min(self._grid[0] * self._grid[1] * self._grid[2], 4096), -1, np.int64)
@@ -181,6 +61,7 @@ class Sanitizer(Observer):
         self._nslots = 0
         self._cap = (0, 0)
         self._g = _WORD  # bytes per shadow entry: 4, refined to 2 or 1 by the first narrower access
+        self._reserved = (0, 0)  # offsets of the reserved shared area, when the kernel has one
         self._grow(8, max(64, (int(shared_bytes) + _WORD - 1) // _WORD))
 
     def _grow(self, slots: int, words: int) -> None:
@@ -302,24 +183,20 @@ class Sanitizer(Observer):
             return
         if space != "shared":
             return
-        if self._reserved[1]:
-            a = np.asarray(addrs, np.uint64)
-            keep = (a < self._reserved[0]) | (a >= self._reserved[1])
-            if not keep.all():
-                blocks, tids, addrs = np.asarray(blocks)[keep], np.asarray(tids)[keep], a[keep]
-                values = _select(values, keep)
-                if addrs.size == 0:
-                    return
-        self._access(inst, op, blocks, tids, addrs, size, values)
-
-    def _access(self, inst, op, blocks, tids, addrs, size, values=None) -> None:
         s = self._slots(blocks)
         t = np.asarray(tids, np.int64)
         addrs = np.asarray(addrs, np.uint64)
+        if self._reserved[1]:
+            keep = (addrs < self._reserved[0]) | (addrs >= self._reserved[1])
+            if not keep.all():
+                s, t, addrs = s[keep], t[keep], addrs[keep]
+                values = None if values is None else [v if np.ndim(v) == 0 else np.asarray(v)[keep] for v in values]
+                if addrs.size == 0:
+                    return
         if int(addrs.max()) >= _MAX_SHARED:  # wild offsets are the engine's out-of-bounds finding
             keep = addrs < _MAX_SHARED
             s, t, addrs = s[keep], t[keep], addrs[keep]
-            values = _select(values, keep)
+            values = None if values is None else [v if np.ndim(v) == 0 else v[keep] for v in values]
             if addrs.size == 0:
                 return
         if op == "st" and values is not None and addrs.size > 1:
@@ -459,84 +336,3 @@ class Sanitizer(Observer):
             other = (r1.who[fi] & 0xFFFF) != t + 1
         if other.any():
             self._r2.record(fi[other], t[other], epoch[other], wsync[other], line)
-
-    # ---- reporting -------------------------------------------------------------------------
-    def report_global_uninit(self, inst, count, blocks, tids, i, addr, offset) -> None:
-        """initcheck.GlobalInit found lane i reading global bytes nothing has written."""
-        key = ("uninitialized-read", inst.file, inst.line)
-        if key in self._found:
-            self._found[key][1] += count
-            return
-        block = _coords(int(np.asarray(blocks)[i]), self._grid)
-        thread = _coords(int(np.asarray(tids)[i]), self._block)
-        here = f"{inst.file or '?'}:{inst.line if inst.line is not None else '?'}"
-        message = (f"thread {_fmt(thread)} of block {_fmt(block)} reads global memory at {addr:#x} ({here}), "
-                   f"byte {offset} of a buffer nothing has written yet: on a GPU it holds garbage (an output "
-                   "holds only what the kernel writes; the grader fills outputs with poison). Write it "
-                   "before reading it, or start from zeros on purpose (gpu.zeros in launch.py)")
-        self._found[key] = [Finding(kind="uninitialized-read", message=message, file=inst.file, line=inst.line,
-                                    block=block, thread=thread, address=addr, space="global"), count]
-
-    def _report(self, kind, inst, count, ctx, i, other, other_line, template) -> None:
-        key = (kind, inst.file, inst.line)
-        if key in self._found:
-            self._found[key][1] += count
-            return
-        s, t, w = ctx[0], ctx[1], ctx[2]
-        owners = np.flatnonzero(self._slot_of == s[i])
-        block = _coords(int(owners[0]) if owners.size else 0, self._grid)
-        thread = _coords(int(t[i]), self._block)
-        here = f"{inst.file or '?'}:{inst.line if inst.line is not None else '?'}"
-        other_xyz = _coords(other, self._block) if other is not None else None
-        ol = other_line if other_line is not None and other_line >= 0 else None
-        there = f"{inst.file or '?'}:{ol if ol is not None else '?'}"
-        same_warp = other is not None and other // 32 == int(t[i]) // 32
-        sync = ("__syncwarp() (a warp's lanes do not run in lockstep since Volta)" if same_warp
-                else "__syncthreads()")
-        off = int(w[i]) * self._g
-        text = template.format(off=off, here=here, there=there, sync=sync,
-                               other=_fmt(other_xyz) if other_xyz else "")
-        message = f"thread {_fmt(thread)} of block {_fmt(block)} {text}"
-        finding = Finding(kind=kind, message=message, file=inst.file, line=inst.line, block=block,
-                          thread=thread, address=off, space="shared", other_thread=other_xyz, other_line=ol)
-        self._found[key] = [finding, count]
-
-
-def _select(values, keep):
-    """The stored values (one array per register of a vector store, or scalars) of the lanes kept."""
-    return None if values is None else [v if np.ndim(v) == 0 else np.asarray(v)[keep] for v in values]
-
-
-def _same_value_stores(s, t, addrs, values):
-    """Drop the lanes of one store that write the same bytes to the same place as an earlier lane
-    of it: all lanes of a warp storing one value to one word (a broadcast, Triton's reductions)
-    is no race. Lanes storing different values to one place stay, and are reported."""
-    if _increasing is not None:  # distinct places, the usual case, in one pass
-        if _increasing(s, addrs):
-            return s, t, addrs
-    elif ((addrs[1:] > addrs[:-1]) | (s[1:] != s[:-1])).all():
-        return s, t, addrs
-    key = s * _MAX_SHARED + addrs.astype(np.int64)
-    n = key.size
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    head = np.ones(n, bool)
-    head[1:] = ks[1:] != ks[:-1]
-    first = order[np.maximum.accumulate(np.where(head, np.arange(n), 0))]  # each lane's run head
-    same = np.ones(n, bool)
-    for v in values:  # bitwise: a NaN stored by every lane is still one value
-        v = np.ascontiguousarray(np.broadcast_to(np.asarray(v), (n,)))
-        v = v.view(_uint_of(v.dtype))
-        same &= v[order] == v[first]
-    drop = np.zeros(n, bool)
-    drop[order] = same & ~head
-    keep = ~drop
-    return s[keep], t[keep], addrs[keep]
-
-
-def _uint_of(dtype):
-    return np.dtype(f"u{np.dtype(dtype).itemsize}")
-
-
-def _fmt(xyz: tuple[int, int, int]) -> str:
-    return f"({xyz[0]},{xyz[1]},{xyz[2]})"

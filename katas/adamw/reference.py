@@ -78,12 +78,16 @@ def cost(T: int, big: int, large: int, N: int = 0, **_) -> dict:
 def error_scale(inputs: dict, t: int, **_) -> dict:
     """Per element, in units of c * eps32: a few roundings of each term of m and v, and of p the
     weights plus the update times (a few roundings + the relative error of a float32 1 - beta^t,
-    beta^t / (1 - beta^t) ulps). Padding: 0, it must come back bit for bit."""
-    where, (p, g, m, v), (_p1, _m1, _v1, update), (b1, b2, bc1, bc2) = _step(inputs, t)
+    beta^t / (1 - beta^t) ulps), plus m's own bound carried through the step: where b1 m and
+    (1 - b1) g nearly cancel, m's rounding is many ulps of m and so of the update. Padding: 0, it
+    must come back bit for bit."""
+    where, (p, g, m, v), (_p1, _m1, v1, update), (b1, b2, bc1, bc2) = _step(inputs, t)
     out = {k: np.zeros(inputs[k].size) for k in ("p", "m", "v")}
     out["m"][where] = 2.0 * (b1 * np.abs(m) + (1.0 - b1) * np.abs(g))
     out["v"][where] = 3.0 * (b2 * v + (1.0 - b2) * g * g)
-    out["p"][where] = 2.0 * np.abs(p) + np.abs(update) * (6.0 + b1 ** t / bc1 + b2 ** t / bc2)
+    lr, eps = float(inputs["lr"]), float(inputs["eps"])
+    carried = (lr / bc1) * out["m"][where] / (np.sqrt(v1 / bc2) + eps)
+    out["p"][where] = 2.0 * np.abs(p) + np.abs(update) * (6.0 + b1 ** t / bc1 + b2 ** t / bc2) + carried
     return out
 
 

@@ -116,7 +116,8 @@ def baseline(torch, inputs: dict, B: int, Hkv: int, G: int, **_):
     kc = inputs["k_cache"].reshape(num_blocks, Hkv, BLOCK, D)
     vc = inputs["v_cache"].reshape(num_blocks, Hkv, BLOCK, D)
     table = inputs["block_table"].reshape(B, max_blocks).long()
-    valid = torch.arange(max_blocks, device=table.device)[None, :] < ((inputs["seq_lens"] + BLOCK - 1) // BLOCK)[:, None]
+    blocks = (inputs["seq_lens"] + BLOCK - 1) // BLOCK
+    valid = torch.arange(max_blocks, device=table.device)[None, :] < blocks[:, None]
     table = torch.where(valid, table, torch.zeros_like(table))  # padding entries are garbage ids
     q = inputs["q"].reshape(B, Hkv, G, D).half()
     pos = torch.arange(max_blocks * BLOCK, device=table.device)

@@ -1,55 +1,20 @@
-// One AdamW step over T tensors of mixed sizes, multi-tensor style: two launches in all.
+// One AdamW step over T tensors of mixed sizes, multi-tensor style, in one launch.
 //
 // The trap is the shape of the work, not the arithmetic (a dozen FLOPs per 28 bytes). One launch
 // per tensor pays ~4 us each for thousands of tiny tensors; one block per tensor leaves the whole
-// GPU waiting on the one block that got the 16M-parameter embedding. Instead:
-//  * adamw_chunks (one block) cuts every tensor into chunks of CHUNK elements and writes the
-//    exclusive prefix of chunk counts, so chunk c belongs to the tensor i with
-//    chunk_start[i] <= c < chunk_start[i + 1].
-//  * adamw_step runs a persistent grid; each block takes chunks c = blockIdx.x, + gridDim.x, ...,
-//    finds its tensor by binary search in chunk_start (a few KB that stays in L1), and streams the
-//    chunk with float4 loads (every tensor starts 16-byte aligned) and a scalar tail, never past
-//    the tensor's end: the padding between tensors is someone else's memory.
+// GPU waiting on the one block that got the 16M-parameter embedding. Instead, a persistent grid
+// (exactly as many blocks as are resident) deals out chunks of CHUNK elements:
+//  * every block first builds the chunk table in shared memory: chunk c belongs to the tensor i
+//    with start[i] <= c < start[i + 1], the exclusive prefix of ceil(sizes[i] / CHUNK). Thread t
+//    sums its own run of tensors (its loads all in flight at once), then one block scan: ~2 us
+//    per block for T = 1200, cheaper than a second launch and its host-side issue.
+//  * block b takes chunks b, b + gridDim.x, ...; each chunk's tensor by binary search in shared
+//    memory, from the previous chunk's tensor (a block's chunks only move forward).
+//  * a chunk is 4 float4 of each of p, g, m, v per thread of 256, all 16 loads issued before any
+//    is used (256 bytes in flight per thread; every tensor starts 16-byte aligned), then a scalar
+//    tail that stops at the tensor's end: the padding between tensors is someone else's memory.
 // Bias corrections 1 - beta^t are scalars: the launch plan computes them once, in double.
 #define CHUNK 4096  // elements per chunk: 4 float4 per thread of a 256-thread block
-
-// Exclusive prefix sum of ceil(sizes[i] / CHUNK) into chunk_start[0..T]; one block of 1024.
-extern "C" __global__ void __launch_bounds__(1024) adamw_chunks(const long long* __restrict__ sizes, int T,
-                                                                int* __restrict__ chunk_start)
-{
-    __shared__ int warp_total[32];
-    __shared__ int carry_s;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) carry_s = 0;
-    __syncthreads();
-    for (int base = 0; base < T; base += blockDim.x) {
-        const int i = base + threadIdx.x;
-        const int own = i < T ? (int)((sizes[i] + CHUNK - 1) / CHUNK) : 0;
-        int incl = own;  // inclusive scan within the warp
-        for (int off = 1; off < 32; off <<= 1) {
-            const int up = __shfl_up_sync(0xffffffffu, incl, off);
-            if (lane >= off) incl += up;
-        }
-        if (lane == 31) warp_total[warp] = incl;
-        __syncthreads();  // the warp totals are visible
-        if (warp == 0) {
-            int w = lane < (int)(blockDim.x >> 5) ? warp_total[lane] : 0;
-            for (int off = 1; off < 32; off <<= 1) {
-                const int up = __shfl_up_sync(0xffffffffu, w, off);
-                if (lane >= off) w += up;
-            }
-            warp_total[lane] = w;  // inclusive prefix of the warp totals
-        }
-        __syncthreads();
-        const int carry = carry_s;
-        const int before = carry + (warp ? warp_total[warp - 1] : 0) + incl - own;
-        if (i < T) chunk_start[i] = before;
-        __syncthreads();  // everyone has read carry_s and warp_total before they change
-        if (threadIdx.x == blockDim.x - 1) carry_s = before + own;
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) chunk_start[T] = carry_s;
-}
 
 __device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v, float decay, float b1,
                                           float b2, float step, float inv_sqrt_bc2, float eps)
@@ -60,43 +25,94 @@ __device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v,
     p = p * decay - step * m / (sqrtf(v) * inv_sqrt_bc2 + eps);
 }
 
-extern "C" __global__ void __launch_bounds__(256) adamw_step(
-    float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m, float* __restrict__ v,
-    const long long* __restrict__ offsets, const long long* __restrict__ sizes, const float* __restrict__ wd,
-    const int* __restrict__ chunk_start, int T, float lr, float b1, float b2, float eps, float bc1, float bc2)
+// Exclusive prefix of ceil(sizes[i] / CHUNK) into start[0..T] (shared), by the whole block.
+__device__ void chunk_table(const long long* __restrict__ sizes, int T, int* start)
 {
-    const int total = chunk_start[T];
+    __shared__ int warp_sum[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int per = (T + blockDim.x - 1) / blockDim.x, lo = min(T, threadIdx.x * per), hi = min(T, lo + per);
+    int own = 0;
+    for (int i = lo; i < hi; ++i) own += (int)((sizes[i] + CHUNK - 1) / CHUNK);
+    int incl = own;
+    for (int off = 1; off < 32; off <<= 1) {
+        const int up = __shfl_up_sync(0xffffffffu, incl, off);
+        if (lane >= off) incl += up;
+    }
+    if (lane == 31) warp_sum[warp] = incl;
+    __syncthreads();  // the warp totals are visible
+    int before = incl - own;
+    for (int w = 0; w < warp; ++w) before += warp_sum[w];
+    for (int i = lo; i < hi; ++i) {
+        start[i] = before;
+        before += (int)((sizes[i] + CHUNK - 1) / CHUNK);
+    }
+    if (threadIdx.x == blockDim.x - 1) start[T] = before;  // hi == T for the last thread
+    __syncthreads();  // the table is complete
+}
+
+template <int U>
+__device__ void adamw_fused(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
+                            float* __restrict__ v, const long long* __restrict__ offsets,
+                            const long long* __restrict__ sizes, const float* __restrict__ wd, int T, float lr,
+                            float b1, float b2, float eps, float bc1, float bc2)
+{
+    extern __shared__ int start[];  // T + 1
+    chunk_table(sizes, T, start);
+    const int total = start[T];
     const float step = lr / bc1, inv_sqrt_bc2 = rsqrtf(bc2);
+    int lo = 0;
     for (int c = blockIdx.x; c < total; c += gridDim.x) {
-        // The last tensor whose first chunk is <= c (a tensor of 0 chunks is skipped over).
-        int lo = 0, hi = T - 1;
+        int hi = T - 1;  // the last tensor whose first chunk is <= c (empty tensors are skipped)
         while (lo < hi) {
             const int mid = (lo + hi + 1) >> 1;
-            if (chunk_start[mid] <= c) lo = mid;
+            if (start[mid] <= c) lo = mid;
             else hi = mid - 1;
         }
-        const long long begin = (long long)(c - chunk_start[lo]) * CHUNK;
-        const long long size = sizes[lo];
-        const int n = (int)min((long long)CHUNK, size - begin);  // never past the tensor's end
-        const long long at = offsets[lo] + begin;                   // a multiple of 4: float4-aligned
+        const long long begin = (long long)(c - start[lo]) * CHUNK;
+        const int n = (int)min((long long)CHUNK, sizes[lo] - begin);  // never past the tensor's end
+        const long long at = offsets[lo] + begin;                      // a multiple of 4
         const float decay = 1.0f - lr * wd[lo];
-
         float4* p4 = reinterpret_cast<float4*>(p + at);
         const float4* g4 = reinterpret_cast<const float4*>(g + at);
         float4* m4 = reinterpret_cast<float4*>(m + at);
         float4* v4 = reinterpret_cast<float4*>(v + at);
-        for (int j = threadIdx.x; j < (n >> 2); j += blockDim.x) {
-            float4 pp = p4[j], mm = m4[j], vv = v4[j];
-            const float4 gg = g4[j];
-            adamw_one(pp.x, gg.x, mm.x, vv.x, decay, b1, b2, step, inv_sqrt_bc2, eps);
-            adamw_one(pp.y, gg.y, mm.y, vv.y, decay, b1, b2, step, inv_sqrt_bc2, eps);
-            adamw_one(pp.z, gg.z, mm.z, vv.z, decay, b1, b2, step, inv_sqrt_bc2, eps);
-            adamw_one(pp.w, gg.w, mm.w, vv.w, decay, b1, b2, step, inv_sqrt_bc2, eps);
-            p4[j] = pp;
-            m4[j] = mm;
-            v4[j] = vv;
+        const int n4 = n >> 2;
+        for (int base = 0; base < n4; base += U * blockDim.x) {
+            float4 pp[U], gg[U], mm[U], vv[U];
+#pragma unroll
+            for (int k = 0; k < U; ++k) {  // every load of this step issued before any is used
+                const int j = base + threadIdx.x + k * blockDim.x;
+                if (j < n4) {
+                    pp[k] = p4[j];
+                    gg[k] = g4[j];
+                    mm[k] = m4[j];
+                    vv[k] = v4[j];
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < U; ++k) {
+                const int j = base + threadIdx.x + k * blockDim.x;
+                if (j < n4) {
+                    adamw_one(pp[k].x, gg[k].x, mm[k].x, vv[k].x, decay, b1, b2, step, inv_sqrt_bc2, eps);
+                    adamw_one(pp[k].y, gg[k].y, mm[k].y, vv[k].y, decay, b1, b2, step, inv_sqrt_bc2, eps);
+                    adamw_one(pp[k].z, gg[k].z, mm[k].z, vv[k].z, decay, b1, b2, step, inv_sqrt_bc2, eps);
+                    adamw_one(pp[k].w, gg[k].w, mm[k].w, vv[k].w, decay, b1, b2, step, inv_sqrt_bc2, eps);
+                    p4[j] = pp[k];
+                    m4[j] = mm[k];
+                    v4[j] = vv[k];
+                }
+            }
         }
         const int i = (n & ~3) + threadIdx.x;  // the last n % 4 elements, one thread each
         if (i < n) adamw_one(p[at + i], g[at + i], m[at + i], v[at + i], decay, b1, b2, step, inv_sqrt_bc2, eps);
     }
+}
+
+// 16 float4 live per thread: 80 registers, three 256-thread blocks per SM.
+extern "C" __global__ void __launch_bounds__(256, 3) adamw_step(
+    float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m, float* __restrict__ v,
+    const long long* __restrict__ offsets, const long long* __restrict__ sizes, const float* __restrict__ wd,
+    int T, float lr, float b1, float b2, float eps, float bc1, float bc2)
+{
+    adamw_fused<4>(p, g, m, v, offsets, sizes, wd, T, lr, b1, b2, eps, bc1, bc2);
 }

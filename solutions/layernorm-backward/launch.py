@@ -1,6 +1,9 @@
-"""Launch plan of the layernorm-backward solution: rows into per-block partials, then columns."""
+"""Launch plan of the layernorm-backward solution: rows into per-block partials (lnb_pipe3's cp.async
+ring when C % 4 == 0 and C <= 4096, else lnb_rows8 / lnb_rows16), then the column sums."""
 
+STAGES, BLOCKS_PER_SM = 3, 2  # lnb_pipe3: two rows in flight per block, two blocks per SM
 MIN_ROWS_PER_BLOCK = 16  # keeps the G x C workspace's traffic under a tenth of the compulsory bytes
+COLUMNS_PER_THREAD = 8  # 2 float4 of each row per thread
 
 
 def _pow2_at_least(n):
@@ -11,14 +14,20 @@ def _pow2_at_least(n):
 
 
 def launch(gpu, dy, x, mean, rstd, gamma, dx, dgamma, dbeta, R, C):
-    per_thread = 8 if C <= 4096 else 16  # lnb_rows8 takes at most 512 threads
+    piped = C % 4 == 0 and C <= 512 * COLUMNS_PER_THREAD
+    per_thread = COLUMNS_PER_THREAD if C <= 4096 else 16
     threads = min(1024, _pow2_at_least(gpu.cdiv(C, per_thread)))
-    # Persistent: about as many blocks as fit on the GPU at once (2048 threads per SM), each with
-    # at least MIN_ROWS_PER_BLOCK rows when R allows.
-    resident = gpu.device.sm_count * max(1, 2048 // threads)
-    G = max(1, min(resident, gpu.cdiv(R, MIN_ROWS_PER_BLOCK)))
+    per_sm = BLOCKS_PER_SM if piped else max(1, 2048 // threads)
+    G = max(1, min(gpu.device.sm_count * per_sm, gpu.cdiv(R, MIN_ROWS_PER_BLOCK)))
+    # The ring (STAGES rows of dy and x) and every row's (mean, rstd) of the block.
+    shared = STAGES * 2 * C * 4 + gpu.cdiv(R, G) * 8
+    if shared > gpu.device.max_shared_per_block_optin:
+        piped = False
     ws_gamma = gpu.empty(G * C, "float32")
     ws_beta = gpu.empty(G * C, "float32")
-    gpu.launch(f"lnb_rows{per_thread}", grid=G, block=threads,
-               args=(dy, x, mean, rstd, gamma, dx, ws_gamma, ws_beta, R, C))
-    gpu.launch("lnb_columns", grid=gpu.cdiv(C, 32), block=(32, 8), args=(ws_gamma, ws_beta, G, C, dgamma, dbeta))
+    args = (dy, x, mean, rstd, gamma, dx, ws_gamma, ws_beta, R, C)
+    if piped:
+        gpu.launch(f"lnb_pipe{STAGES}", grid=G, block=threads, args=args, shared=shared)
+    else:
+        gpu.launch(f"lnb_rows{per_thread}", grid=G, block=threads, args=args)
+    gpu.launch("lnb_columns", grid=gpu.cdiv(C, 32), block=(32, 16), args=(ws_gamma, ws_beta, G, C, dgamma, dbeta))

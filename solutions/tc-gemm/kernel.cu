@@ -16,6 +16,9 @@
 #define BK 32
 #define STAGES 3
 #define THREADS 256
+#define WARPS_N 4  // warps side by side along n (8 warps: 2 x 4)
+#define WTM 4      // m16 tiles a warp owns (64 rows)
+#define WTN 4      // n8 tiles a warp owns (32 columns)
 #define A_LD (BK + 8)   // 80-byte rows: the 8 rows an ldmatrix reads fall in 8 different bank groups
 #define B_LD (BN + 8)   // 272-byte rows: likewise for the [k][n] tile
 
@@ -34,7 +37,7 @@ tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B
     __nv_bfloat16 (*Bs)[BK][B_LD] = reinterpret_cast<__nv_bfloat16 (*)[BK][B_LD]>(pool + STAGES * BM * A_LD * 2);
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;  // this warp's 64×32 piece of the tile
+    const int wm = (warp / WARPS_N) * 16 * WTM, wn = (warp % WARPS_N) * 8 * WTN;  // this warp's piece
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const bool vec = (K % 8 == 0) && (N % 8 == 0);
     const int tiles = (K + BK - 1) / BK;
@@ -57,10 +60,12 @@ tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B
             }
         } else {
             const __nv_bfloat16 zero = __float2bfloat16(0.0f);
+#pragma unroll 1  // unrolled, its loads in flight would cost ~70 registers next to the accumulators
             for (int e = tid; e < BM * BK; e += THREADS) {
                 int r = e / BK, k = e % BK;
                 As[s][r][k] = (m0 + r < M && k0 + k < K) ? A[(size_t)(m0 + r) * K + k0 + k] : zero;
             }
+#pragma unroll 1
             for (int e = tid; e < BK * BN; e += THREADS) {
                 int r = e / BN, n = e % BN;
                 Bs[s][r][n] = (k0 + r < K && n0 + n < N) ? B[(size_t)(k0 + r) * N + n0 + n] : zero;
@@ -69,9 +74,9 @@ tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B
         asm volatile("cp.async.commit_group;");
     };
 
-    float acc[4][4][4];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
+    float acc[WTM][WTN][4];
+    for (int i = 0; i < WTM; i++)
+        for (int j = 0; j < WTN; j++)
             for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
 
     for (int s = 0; s < STAGES - 1; s++) {
@@ -86,21 +91,21 @@ tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B
         const int s = t % STAGES;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
-            unsigned a[4][4], b[4][2];
+            unsigned a[WTM][4], b[WTN][2];
 #pragma unroll
-            for (int i = 0; i < 4; i++)  // lanes 0-15: rows 0-15 at k; lanes 16-31: the same rows at k + 8
+            for (int i = 0; i < WTM; i++)  // lanes 0-15: rows 0-15 at k; lanes 16-31: the same rows at k + 8
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                              : "=r"(a[i][0]), "=r"(a[i][1]), "=r"(a[i][2]), "=r"(a[i][3])
                              : "r"(smem(&As[s][wm + 16 * i + lane % 16][kk + 8 * (lane / 16)])));
 #pragma unroll
-            for (int j = 0; j < 4; j += 2)  // two n8 tiles at once: (k0-7, k8-15) × (n, n + 8)
+            for (int j = 0; j < WTN; j += 2)  // two n8 tiles at once: (k0-7, k8-15) × (n, n + 8)
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                              : "=r"(b[j][0]), "=r"(b[j][1]), "=r"(b[j + 1][0]), "=r"(b[j + 1][1])
                              : "r"(smem(&Bs[s][kk + lane % 8 + 8 * ((lane / 8) % 2)][wn + 8 * j + 8 * (lane / 16)])));
 #pragma unroll
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < WTM; i++)
 #pragma unroll
-                for (int j = 0; j < 4; j++)
+                for (int j = 0; j < WTN; j++)
                     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                                  : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
@@ -112,9 +117,9 @@ tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B
     // Accumulator c0..c3 of lane (g, t): rows g and g + 8, columns 2t and 2t + 1 of its 16×8 tile.
     const int g = lane / 4, q = lane % 4;
 #pragma unroll
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < WTM; i++)
 #pragma unroll
-        for (int j = 0; j < 4; j++)
+        for (int j = 0; j < WTN; j++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int r = m0 + wm + 16 * i + g + 8 * h, c = n0 + wn + 8 * j + 2 * q;

@@ -60,8 +60,8 @@ def test_misaligned_and_vector_global_accesses():
     assert (t.global_store_requests, t.global_store_sectors, t.global_store_ideal_sectors) == (1, 5, 4)
     t = _mem(_ctr(), "global", "ld", BASE + 16 * np.arange(32), size=16)  # float4
     assert (t.global_load_sectors, t.global_load_ideal_sectors) == (16, 16)
-    t = _mem(_ctr(), "global", "ld", np.full(32, BASE))  # everyone reads one value
-    assert (t.global_load_sectors, t.global_load_ideal_sectors) == (1, 4)
+    t = _mem(_ctr(), "global", "ld", np.full(32, BASE))  # everyone reads one value: a broadcast
+    assert (t.global_load_sectors, t.global_load_ideal_sectors) == (1, 1)
 
 
 def test_partial_warps_have_a_smaller_ideal():

@@ -383,3 +383,17 @@ def test_neighbours_storing_halves_of_one_word_in_one_store_are_clean():
     assert s.findings == []
     _acc(s, W, 11, t, (t // 2) * 2, size=2)  # threads 2k and 2k+1 write the same two bytes
     assert _kinds(s) == [("race-waw", 11)]
+
+
+def test_sub_word_accesses_meet_only_on_shared_bytes():
+    s = _san()
+    even, odd = np.arange(0, 64, 2), np.arange(1, 64, 2)
+    _acc(s, W, 20, even, even * 2, size=2)  # two stores (a ?: compiled to two predicated st.u16)
+    _acc(s, W, 21, odd, odd * 2, size=2)  # the other halves of the same words
+    _acc(s, R, 22, even, odd * 2, size=2)  # a read of the other half of its own word: raw
+    assert _kinds(s) == [("race-raw", 22)]
+    s = _san()
+    _acc(s, W, 20, even, even * 2, size=2)
+    _acc(s, W, 21, odd, even * 2, size=2)  # the same bytes: waw
+    _acc(s, R, 23, even, even * 2 + 1, size=1)  # byte 1 of each word: written at line 21 by odd
+    assert _kinds(s) == [("race-raw", 23), ("race-waw", 21)]

@@ -48,3 +48,6 @@ def test_agree_is_exact_for_integers_and_ulp_scaled_for_floats():
     x = np.linspace(-100, 100, 50).astype(np.float32)
     assert script.agree(x, x + np.float32(1e-4))[0]
     assert not script.agree(x, x * np.float32(1.01))[0]
+    h = x.astype(np.float16)
+    assert script.agree(h, np.nextafter(h, np.float16(np.inf)))[0]  # an f16 accumulator's last bit
+    assert not script.agree(h, -h)[0]

@@ -288,3 +288,19 @@ extern "C" __global__ void k(const unsigned* p, float* out) {
     np.testing.assert_array_equal(out, np.full(32, 32.0))
     (_, out), res = launch(src.replace("{LIVE}", "16"), "k", [ones, np.zeros(32, np.float32)])
     assert res.stopped and any(f.kind == "deadlock" and f.line == line_of(src, "MARK") for f in res.findings)
+
+
+def test_cluster_registers_describe_a_cluster_of_one_block():
+    src = r'''
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(unsigned* out) {
+    cg::cluster_group cluster = cg::this_cluster();
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = cluster.block_rank() * 1000 + cluster.num_blocks() * 100 + cluster.block_index().x * 10
+                          + (cluster.dim_blocks().x == 1);
+}
+'''
+    (out,), res = launch(src, "k", [np.zeros(3, np.uint32)], block=32, grid=3)
+    assert res.findings == []
+    np.testing.assert_array_equal(out, [101, 101, 101])

@@ -19,12 +19,15 @@ WRONG = {
     "matmul": "missing_bounds_check", "reduce": "missing_syncthreads", "scan": "carry_not_propagated",
     "softmax": "exp_overflow", "spmv": "empty_rows_not_written", "topk": "missing_bounds_check",
 }
-VOLATILE = {"workspace", "seconds", "elapsed_s", "wall_s", "phases"}
+# "estimate": the H200 model's estimate moves whenever its constants are refitted (its own tests,
+# tests/perf/test_model.py and tests/cli/test_model_estimates.py, assert what it says)
+VOLATILE = {"workspace", "seconds", "elapsed_s", "wall_s", "phases", "estimate"}
 
 
 def normalise(report):
     if isinstance(report, dict):
-        return {k: normalise(v) for k, v in report.items() if k not in VOLATILE}
+        return {k: normalise(re.sub(r"; estimated .*$", "", v) if k == "headline" and isinstance(v, str) else v)
+                for k, v in report.items() if k not in VOLATILE}
     if isinstance(report, list):
         return [normalise(v) for v in report]
     if isinstance(report, str):  # the folder graded is a temporary one for wrong kernels

@@ -35,3 +35,50 @@ def test_performance_section_shows_median_bandwidth_and_score():
     data = json.loads(report.to_json(r))
     assert data["performance"]["summary"]["tier"] == summary.tier and data["counters"] is None
     assert data["performance"]["phases"] == phases  # where the stage's time went, for latency work
+
+
+def test_a_gpu_report_sets_the_measurement_beside_the_estimate_and_notes_a_far_one():
+    from dataclasses import replace
+
+    from grader.performance.model import LABEL, CaseEstimate, Estimate
+
+    ceilings = score.Ceilings(bandwidth=4.3e12, fp32=66.9e12)
+    case = {"n": 268435456}
+    sc = score.score_case(case, "roofline", 0.3e-3, {"bytes": 4 * 268435456}, ceilings)
+    timing = TimingResult(Stats(20, 0.3e-3, 0.3e-3, 1e-6, 0.29e-3, 0.31e-3, 0.001), "noise",
+                          (0.3e-3,) * 20, 0, None, None, 0.0, 0.0, 0.5)
+    summary = score.summarize([sc], "roofline", {"pass": 0.5})
+    perf = PerformanceResult(True, "gpu", "NVIDIA H200", ceilings, None, (CaseTiming(case, timing, None, sc, ()),),
+                             summary, ())
+    ce = CaseEstimate(case, 0.25e-3, "emulated 4 blocks", "DRAM 98% busy", "dram", {"dram": 0.98}, 0.95, 0.255e-3,
+                      (("kernel.cu:16", 1.0, "ld"),), "at the memory ceiling", 1, 1.07e9, 1.07e9, ())
+    est = Estimate(LABEL, "NVIDIA H200", "physics defaults", "roofline", 0.95, 0.93, "excellent", (ce,))
+    r = GradeReport(kata="reduce", title="Sum reduction", workspace=".", backend="gpu", backend_reason="--backend gpu",
+                    seed=0, verdict="pass", stage="done", headline="passed", reasons=(),
+                    compile=CompileStage(True, (), ""), performance=perf, estimate=est)
+
+    def text(rep):
+        console = Console(record=True, width=200)
+        report.render(rep, console)
+        return console.export_text()
+
+    out = text(r)
+    assert "bound: DRAM 98% busy" in out and "measured 0.300 ms = 1.20x the estimate" in out and "far from" not in out
+    far = replace(r, estimate=replace(est, cases=(replace(ce, seconds=0.05e-3),)))
+    assert "= 6.00x the estimate  (far from the estimate" in text(far)
+    assert json.loads(report.to_json(r))["estimate"]["cases"][0]["bound"] == "DRAM 98% busy"
+
+
+def test_the_estimate_beside_a_gpu_timing_never_fails_the_grade():
+    from grader.performance.model import stage
+
+    class DeadWorker:
+        def call(self, *a, **k):
+            raise RuntimeError("worker gone")
+
+    from grader import catalog
+
+    compiled = type("C", (), {"resources": {}, "ptx": ""})()
+    with stage.beside_measurement(catalog.load("reduce"), DeadWorker(), compiled, "kernel.cu", 0) as model:
+        pass
+    assert model.result() is None

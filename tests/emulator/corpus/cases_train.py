@@ -1,7 +1,7 @@
 """Encoder forward/backward, the fused classifier, AdamW (float and bf16 parameters)."""
 import numpy as np
 
-from _corpus import bf16, case, close, f32
+from _corpus import bf16, case, close
 
 B, T, C, V = 2, 5, 16, 37
 

@@ -134,7 +134,8 @@ def mma_fragments(dev, size, rng):
     out["f16"] = dev.read(ch, np.float16, M * N).reshape(M, N)
     want = Ah.astype(np.float64) @ Bh.astype(np.float64)
     scale = np.abs(Ah).astype(np.float64) @ np.abs(Bh).astype(np.float64)
-    assert np.all(np.abs(out["f16"] - want) <= 2e-3 * scale + 2e-3 * np.abs(want) + 1e-6), "f16_k16_f16acc"
+    # an f16 accumulator rounds at every k16 step on the GPU: a few f16 ulps of the partial sums
+    assert np.all(np.abs(out["f16"] - want) <= 4e-3 * scale + 2e-3 * np.abs(want) + 1e-6), "f16_k16_f16acc"
     return out
 
 
@@ -154,7 +155,7 @@ def wmma_variants(dev, size, rng):
     out["f16"] = dev.read(c, np.float16, M * (N + 8)).reshape(M, N + 8)[:, :N]
     want = At.T.astype(np.float64) @ B.astype(np.float64) + C0
     scale = np.abs(At.T).astype(np.float64) @ np.abs(B).astype(np.float64) + np.abs(C0)
-    assert np.all(np.abs(out["f16"] - want) <= 2e-3 * scale + 1e-3), "f16_acc"
+    assert np.all(np.abs(out["f16"] - want) <= 4e-3 * scale + 2e-3 * np.abs(want) + 1e-3), "f16_acc"
 
     A8 = rng.integers(-128, 128, (M, K)).astype(np.int8)
     B8t = rng.integers(-128, 128, (N, K)).astype(np.int8)  # B transposed (column-major B)

@@ -85,8 +85,13 @@ __device__ __forceinline__ void split_attend(const float* __restrict__ q, const 
         for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
     }
 
+    // The split's (at most 16) table entries in one load, one per lane, before the loop: read
+    // inside it, each block's address would wait on a dependent table load first.
+    const int mine = first + (lane & 15);
+    const int entry = mine < last ? block_table[b * max_blocks + mine] : 0;
     for (int blk = first; blk < last; ++blk) {
-        const size_t base = ((size_t)block_table[b * max_blocks + blk] * Hkv + kvh) * (BLOCK * D);
+        const int phys = __shfl_sync(0xffffffffu, entry, blk - first);
+        const size_t base = ((size_t)phys * Hkv + kvh) * (BLOCK * D);
         const uint4* kp = reinterpret_cast<const uint4*>(k_cache + base);
         const uint4* vp = reinterpret_cast<const uint4*>(v_cache + base);
         uint4 kr[8], vr[8];
@@ -179,23 +184,47 @@ __device__ __forceinline__ void split_attend(const float* __restrict__ q, const 
 SPLIT_KERNEL(1)
 SPLIT_KERNEL(4)
 
-// Grid (Hq, B), 128 threads: thread d combines dim d of every split of (b, h):
-// out = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s, M the largest m_s.
+// Grid (Hq, B), 128 threads: out = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s over the splits
+// of (b, h), M the largest m_s. A 32k-token sequence has 128 splits: read one after another, each
+// waiting for the last, they would cost ~100 us of L2 round trips. Instead the threads share the
+// splits' (m, l) (one per thread, block reductions), keep 128 weights in shared memory, and each
+// thread d then reads acc_s[d] for eight splits at a time: coalesced rows, eight loads in flight.
 extern "C" __global__ void __launch_bounds__(D)
 paged_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
               const int* __restrict__ seq_lens, float* __restrict__ out, int splits)
 {
+    __shared__ float w[D], red[D / 32];
     const int h = blockIdx.x, b = blockIdx.y, Hq = gridDim.x, d = threadIdx.x;
+    const int lane = d & 31, warp = d >> 5;
     const int nblk = (seq_lens[b] + BLOCK - 1) / BLOCK;
     const int ns = (nblk + SPLIT_BLOCKS - 1) / SPLIT_BLOCKS;  // splits this sequence filled
     const size_t row = ((size_t)b * Hq + h) * splits;
     float M = -__int_as_float(0x7f800000);
-    for (int s = 0; s < ns; ++s) M = fmaxf(M, part_ml[2 * (row + s)]);
+    for (int s = d; s < ns; s += D) M = fmaxf(M, part_ml[2 * (row + s)]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+    if (lane == 0) red[warp] = M;
+    __syncthreads();
+    M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
     float num = 0.0f, den = 0.0f;
-    for (int s = 0; s < ns; ++s) {
-        const float w = exp2f(part_ml[2 * (row + s)] - M);
-        den = fmaf(w, part_ml[2 * (row + s) + 1], den);
-        num = fmaf(w, part_acc[(row + s) * D + d], num);
+    for (int c = 0; c < ns; c += D) {
+        __syncthreads();  // the previous chunk's weights (and red) have been read
+        if (c + d < ns) {
+            const float ws = exp2f(part_ml[2 * (row + c + d)] - M);
+            w[d] = ws;
+            den = fmaf(ws, part_ml[2 * (row + c + d) + 1], den);  // this thread's share of den
+        }
+        __syncthreads();
+        const int n = min(D, ns - c);
+        const float* a = part_acc + (row + c) * D + d;
+#pragma unroll 8
+        for (int j = 0; j < n; ++j) num = fmaf(w[j], a[(size_t)j * D], num);
     }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(0xffffffffu, den, o);
+    __syncthreads();
+    if (lane == 0) red[warp] = den;
+    __syncthreads();
+    den = (red[0] + red[1]) + (red[2] + red[3]);
     out[((size_t)b * Hq + h) * D + d] = num / den;
 }

@@ -4,21 +4,35 @@
 // Why: sorting 128256 logits per row to read off one token is what torch does and costs far more
 // than reading the row. The nucleus is {logits above a threshold theta} plus the first n (by index)
 // of the logits equal to theta; theta is found like the k-th largest in a radix select, except
-// that the histogram counts mass exp((x - max) / T), not elements, and the digit search stops where
-// the mass from the top reaches p * total. The sample is the same search again with the target
+// that the histogram adds mass exp((x - max) / T), not 1, and the digit search stops where the
+// mass from the top reaches p * total. The sample is the same search again with the target
 // u * mass(nucleus) and a strict ">" (the first token whose cumulative mass exceeds the target).
 //
-// Passes over the row (it does not fit on chip: 513 KB): 1 for the max, 1 for the top digit's
-// histogram (shared by both searches), 2 more (11 and 10 bits) for theta, 2 for the token, and a
-// last one only when the token is one of several equal logits that is not the first by index.
-// Six reads of a row: the plan keeps few enough rows in flight that the re-reads hit L2.
+// The first digit is linear in the log-probability, not the key's top bits: bin (max - x) / T
+// over the row's range in 1024 steps (monotone in x, so bins are ranges of the order). A row's
+// logits crowd a few binades, so the key's top 11 bits put most of a row in a handful of bins and
+// the lanes of a warp would collide there on every atomic; linear bins spread them. The bin found
+// is then refined on the exact key, but only over the bits that vary inside it (its smallest and
+// largest key are kept per bin), one or two passes of <= 11 bits for narrow bins.
+//
+// Passes over the row (it does not fit on chip: 513 KB): 1 for the max and min, 1 for the linear
+// histogram (shared by both searches), 1-3 refining theta, 1-3 refining the token, and a last one
+// only when the token is one of several equal logits that is not the first by index. About six
+// reads of a row: the plan keeps few enough rows in flight that the re-reads hit L2.
+//
+// Masses are fixed point: round(exp(...) * 2^40) in 64-bit integers. Shared-memory float atomicAdd
+// is a compare-and-swap loop on this GPU (lanes adding to one bin retry one by one, and a row's
+// logits crowd a few bins), 64-bit integer atomicAdd is one native instruction; and integer sums
+// are exact, so every search sees the same totals in any order and its prefix sums are monotone.
+// A row's total is at most V * 2^40 < 2^58; a mass below 2^-41 rounds to 0, far inside the
+// check's 1e-5, and such tokens take part in nothing (they could never be sampled).
 //
 // Keys: flip all bits of negative floats, set the sign bit of positives, so unsigned order is float
 // order, once -0.0 is made +0.0 (equal logits must share a key). The order is the logits' own
-// (never the rounded probabilities', which tie where the logits do not). Every pass computes a
-// token's mass with the same expression, so the masses the searches compare are the same numbers.
+// (never the rounded probabilities', which tie where the logits do not).
 #define THREADS 1024
-#define BINS 2048
+#define BINS 2048   // refining digits (<= 11 bits)
+#define LBINS 1024  // linear first digits
 #define WARPS (THREADS / 32)
 
 __device__ __forceinline__ unsigned key_of(float f)
@@ -66,29 +80,56 @@ __device__ __forceinline__ void over_row(const float* __restrict__ x, int V, F f
     }
 }
 
+typedef unsigned long long u64;
+
+// A token's mass, the same expression in every pass.
+__device__ __forceinline__ u64 mass_of(float v, float m, float inv_t)
+{
+    return __float2ull_rn(__expf((v - m) * inv_t) * 1099511627776.0f);  // * 2^40
+}
+
+// The linear first digit: 1023 at the row's max, down to 0 at k * (max - x) >= 1023 (NaN, from a
+// -inf logit times k = 0, also lands at 0). Non-decreasing in x.
+__device__ __forceinline__ int lin_digit(float v, float m, float k)
+{
+    const float z = (m - v) * k;
+    return LBINS - 1 - (z < (float)(LBINS - 1) ? (int)z : LBINS - 1);
+}
+
 struct Shared {
-    float mass[BINS];     // this pass's histogram of mass per digit
-    float first[BINS];    // the first pass's histogram, reused by the second search
-    unsigned cnt[BINS];   // last pass only: elements per digit (they are equal logits)
-    int lowest[BINS];     // last pass only: their lowest index
-    float warp_sum[WARPS];
-    float above, bin_mass;
+    u64 first[LBINS];      // the linear histogram of mass, kept for the second search
+    unsigned kmin[LBINS];  // per linear bin: its smallest and largest key
+    unsigned kmax[LBINS];
+    u64 mass[BINS];        // a refining pass's histogram of mass per digit
+    unsigned cnt[1024];    // last refining pass (<= 10-bit digits): elements per digit (equal logits)
+    int lowest[1024];      // last refining pass: their lowest index
+    u64 warp_sum[WARPS];
+    float warp_max[WARPS], warp_min[WARPS];
+    int warp_cnt[WARPS];
+    u64 above;
     int pick, low, found;
 };
 
-// Thread t owns digits d0 = BINS-1-2t and d0-1 (thread 0 the largest keys). Picks the largest
-// digit with mass whose mass from the top, added to `above`, reaches thr (strict: exceeds it); if
-// rounding leaves every digit short, the smallest digit with any mass. Returns it; s.above becomes the mass
-// of everything above it, s.bin_mass its own. Ends synchronised.
-__device__ int find_digit(Shared& s, const float* hist, float above, float thr, bool strict)
+__device__ __forceinline__ u64 shfl_up64(u64 v, int o)
+{
+    return ((u64)__shfl_up_sync(0xffffffffu, (unsigned)(v >> 32), o) << 32) |
+           __shfl_up_sync(0xffffffffu, (unsigned)v, o);
+}
+
+// Over nb <= 2048 digits, thread t owns d0 = nb-1-2t and d0-1 (thread 0 the largest keys). Picks
+// the largest digit holding mass whose mass from the top, added to `above`, reaches thr (strict:
+// exceeds it); if none does (never, with exact sums and thr <= total; a guard), the smallest
+// digit with any mass. Returns it; s.above becomes the mass of everything above it. Ends
+// synchronised.
+__device__ int find_digit(Shared& s, const u64* hist, int nb, u64 above, u64 thr, bool strict)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int d0 = BINS - 1 - 2 * threadIdx.x;
-    const float a = hist[d0], b = hist[d0 - 1];
-    float incl = a + b;
+    const int d0 = nb - 1 - 2 * threadIdx.x;
+    const u64 a = d0 >= 0 ? hist[d0] : 0, b = d0 >= 1 ? hist[d0 - 1] : 0;
+    u64 incl = a + b;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        const float t = __shfl_up_sync(0xffffffffu, incl, o);
+        const u64 t = shfl_up64(incl, o);
         if (lane >= o) incl += t;
     }
     if (lane == 31) s.warp_sum[warp] = incl;
@@ -97,53 +138,57 @@ __device__ int find_digit(Shared& s, const float* hist, float above, float thr, 
         s.low = BINS;
     }
     __syncthreads();
-    float before = 0.0f;
+    u64 before = 0;
     for (int w = 0; w < warp; ++w) before += s.warp_sum[w];
-    const float excl = above + before + (incl - (a + b));
-    const float c0 = excl + a, c1 = c0 + b;
-    // Only digits that hold mass: threads round their prefix sums in different orders, so an
-    // empty digit's prefix can already read >= thr, and an empty digit has no keys to refine.
-    if (a > 0.0f && (strict ? c0 > thr : c0 >= thr)) atomicMax(&s.pick, d0);
-    else if (b > 0.0f && (strict ? c1 > thr : c1 >= thr)) atomicMax(&s.pick, d0 - 1);
-    if (b > 0.0f) atomicMin(&s.low, d0 - 1);
-    else if (a > 0.0f) atomicMin(&s.low, d0);
+    const u64 excl = above + before + (incl - (a + b));
+    const u64 c0 = excl + a, c1 = c0 + b;
+    if (a > 0 && (strict ? c0 > thr : c0 >= thr)) atomicMax(&s.pick, d0);
+    else if (b > 0 && (strict ? c1 > thr : c1 >= thr)) atomicMax(&s.pick, d0 - 1);
+    if (b > 0) atomicMin(&s.low, d0 - 1);
+    else if (a > 0) atomicMin(&s.low, d0);
     __syncthreads();
     const int d = s.pick >= 0 ? s.pick : s.low;
-    if (d == d0) {
-        s.above = excl;
-        s.bin_mass = a;
-    } else if (d == d0 - 1) {
-        s.above = c0;
-        s.bin_mass = b;
-    }
+    if (d == d0) s.above = excl;
+    else if (d == d0 - 1) s.above = c0;
     __syncthreads();
     return d;
 }
 
-// Radix select weighted by mass, resumed after the first digit `d1` (whose histogram is s.first):
-// the key of the element where the mass from the top reaches thr, the mass above that key, and
-// (in s.cnt / s.lowest at the returned key's last digit) how many elements equal it.
+// Radix select weighted by mass: the linear digit from s.first, then the exact key inside that
+// bin, over the bits its keys do not share (the last pass <= 10 bits). Returns the key where the
+// mass from the top reaches thr (strict: exceeds it), the mass above it, how many elements equal
+// it and the lowest index among them.
 __device__ unsigned select_key(Shared& s, const float* __restrict__ x, int V, float m, float inv_t,
-                               float thr, bool strict, float* above, int* cnt, int* lowest)
+                               u64 thr, bool strict, u64* above, int* cnt, int* lowest)
 {
-    int d = find_digit(s, s.first, 0.0f, thr, strict);
-    unsigned prefix = (unsigned)d << 21, mask = 0xffe00000u;
-    float acc = s.above;
+    const int D = find_digit(s, s.first, LBINS, 0, thr, strict);
+    const unsigned lo = s.kmin[D], hi = s.kmax[D];
+    u64 acc = s.above;
+    // The low nb bits vary inside the bin (at least 1: the last pass also counts equal keys).
+    const int nb = lo == hi ? 1 : 32 - __clz(lo ^ hi);
+    // Digit widths from the top: the rest (<= 11 bits), 11, then the last 10 (or all, if fewer).
+    const int npass = nb <= 10 ? 1 : (nb <= 21 ? 2 : 3);
+    unsigned prefix = nb == 32 ? 0u : lo & ~((1u << nb) - 1u);
+    int shift = nb, d = 0;
 #pragma unroll 1
-    for (int pass = 0; pass < 2; ++pass) {
-        const int shift = pass == 0 ? 10 : 0;
-        const bool last = pass == 1;
-        for (int b = threadIdx.x; b < BINS; b += THREADS) {
-            s.mass[b] = 0.0f;
+    for (int pass = 0; pass < npass; ++pass) {
+        const bool last = pass == npass - 1;
+        const int width = last ? shift : (pass == 0 ? nb - (npass == 2 ? 10 : 21) : 11);
+        shift = last ? 0 : shift - width;
+        const unsigned dmask = (1u << width) - 1u;
+        const unsigned above_mask = width + shift >= 32 ? 0u : ~((1u << (width + shift)) - 1u);
+        for (int b = threadIdx.x; b < BINS; b += THREADS) s.mass[b] = 0;
+        for (int b = threadIdx.x; b < 1024; b += THREADS) {
             s.cnt[b] = 0u;
             s.lowest[b] = 0x7fffffff;
         }
         __syncthreads();
         over_row(x, V, [&](int i, float v) {
             const unsigned k = key_of(v);
-            if ((k & mask) == prefix) {
-                const int dig = (k >> shift) & (last ? 1023 : 2047);
-                atomicAdd(&s.mass[dig], __expf((v - m) * inv_t));
+            // In the bin (keys in [lo, hi] are exactly its tokens with mass) and on the prefix.
+            if (k >= lo && k <= hi && (k & above_mask) == prefix) {
+                const int dig = (k >> shift) & dmask;
+                atomicAdd(&s.mass[dig], mass_of(v, m, inv_t));
                 if (last) {
                     atomicAdd(&s.cnt[dig], 1u);
                     atomicMin(&s.lowest[dig], i);
@@ -151,10 +196,9 @@ __device__ unsigned select_key(Shared& s, const float* __restrict__ x, int V, fl
             }
         });
         __syncthreads();
-        d = find_digit(s, s.mass, acc, thr, strict);
+        d = find_digit(s, s.mass, (int)dmask + 1, acc, thr, strict);
         acc = s.above;
         prefix |= (unsigned)d << shift;
-        mask |= (last ? 1023u : 2047u) << shift;
     }
     *above = acc;
     *cnt = (int)s.cnt[d];
@@ -172,56 +216,88 @@ __device__ void sample_row(Shared& s, const float* __restrict__ logits, const fl
     const float inv_t = 1.0f / temperature[r];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
-    // Pass 1: the row's max, so exp never overflows (logits reach 1e4, temperatures 1e-4).
-    float m = -__int_as_float(0x7f800000);  // -inf
-    over_row(x, V, [&](int, float v) { m = fmaxf(m, v); });
+    // Pass 1: the row's max (so exp never overflows: logits reach 1e4, temperatures 1e-4) and its
+    // smallest finite logit (the linear bins' range).
+    const float inf = __int_as_float(0x7f800000);
+    float m = -inf, mn = inf;
+    over_row(x, V, [&](int, float v) {
+        m = fmaxf(m, v);
+        if (v > -inf) mn = fminf(mn, v);
+    });
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) s.warp_sum[warp] = m;
-    for (int b = threadIdx.x; b < BINS; b += THREADS) s.first[b] = 0.0f;
-    __syncthreads();
-    m = s.warp_sum[0];
-    for (int w = 1; w < WARPS; ++w) m = fmaxf(m, s.warp_sum[w]);
-
-    // Pass 2: the top 11 bits' mass histogram over the whole row; both searches start from it,
-    // and its sum is the total the threshold p * total refers to.
-    over_row(x, V, [&](int, float v) { atomicAdd(&s.first[key_of(v) >> 21], __expf((v - m) * inv_t)); });
-    __syncthreads();
-    float total = 0.0f;
-    {
-        float t = s.first[2 * threadIdx.x] + s.first[2 * threadIdx.x + 1];
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) t += __shfl_xor_sync(0xffffffffu, t, o);
-        __syncthreads();  // every warp has read m from warp_sum
-        if (lane == 0) s.warp_sum[warp] = t;
-        __syncthreads();
-        for (int w = 0; w < WARPS; ++w) total += s.warp_sum[w];
-        __syncthreads();  // before the digit search rewrites warp_sum
+    for (int o = 16; o > 0; o >>= 1) {
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        mn = fminf(mn, __shfl_xor_sync(0xffffffffu, mn, o));
     }
+    if (lane == 0) {
+        s.warp_max[warp] = m;
+        s.warp_min[warp] = mn;
+    }
+    for (int b = threadIdx.x; b < LBINS; b += THREADS) {
+        s.first[b] = 0;
+        s.kmin[b] = 0xffffffffu;
+        s.kmax[b] = 0u;
+    }
+    __syncthreads();
+    m = s.warp_max[0];
+    mn = s.warp_min[0];
+    for (int w = 1; w < WARPS; ++w) {
+        m = fmaxf(m, s.warp_max[w]);
+        mn = fminf(mn, s.warp_min[w]);
+    }
+    // 1023 bins over the row's range of (max - x) / T, at most 28.5 (masses past it round to 0).
+    const float range = fminf((m - mn) * inv_t, 28.5f);
+    const float k_lin = range > 0.0f ? (float)(LBINS - 1) / range * inv_t : 0.0f;
 
-    // The nucleus: everything above theta plus the first n of the cnt logits equal to theta.
-    float above_t;
+    // Pass 2: the linear histogram of mass over the whole row, with each bin's key range; both
+    // searches start from it, and its sum is the total the threshold p * total refers to.
+    over_row(x, V, [&](int, float v) {
+        const u64 q = mass_of(v, m, inv_t);
+        if (q) {
+            const int d = lin_digit(v, m, k_lin);
+            const unsigned key = key_of(v);
+            atomicAdd(&s.first[d], q);
+            atomicMin(&s.kmin[d], key);
+            atomicMax(&s.kmax[d], key);
+        }
+    });
+    __syncthreads();
+    u64 total = threadIdx.x < LBINS ? s.first[threadIdx.x] : 0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
+    if (lane == 0) s.warp_sum[warp] = total;
+    __syncthreads();
+    total = 0;
+    for (int w = 0; w < WARPS; ++w) total += s.warp_sum[w];
+    __syncthreads();  // before the digit search rewrites warp_sum
+
+    // The nucleus: everything above theta plus the first n of the cnt logits equal to theta;
+    // "reaches p" is mass >= p * total, i.e. >= its ceiling in integers.
+    u64 above_t;
     int cnt_t, low_t;
-    const float thr = top_p[r] * total;
+    const u64 thr = (u64)ceil((double)top_p[r] * (double)total);
     const unsigned theta = select_key(s, x, V, m, inv_t, thr, false, &above_t, &cnt_t, &low_t);
-    const float w_t = __expf((value_of(theta) - m) * inv_t);
-    const int n = (int)fminf(fmaxf(ceilf((thr - above_t) / w_t), 1.0f), (float)cnt_t);
-    const float nucleus = above_t + (float)n * w_t;
+    const u64 w_t = mass_of(value_of(theta), m, inv_t);
+    const u64 rem = thr > above_t ? thr - above_t : 0;
+    const int n = (int)min(max((rem + w_t - 1) / w_t, (u64)1), (u64)cnt_t);
+    const u64 nucleus = above_t + (u64)n * w_t;
 
-    // The sample: the first token (in the nucleus's order) whose cumulative mass exceeds target.
-    const float target = uniform[r] * nucleus;
-    float above_k;
+    // The sample: the first token (in the nucleus's order) whose cumulative mass exceeds target
+    // (u < 1, so target < nucleus).
+    const u64 target = (u64)((double)uniform[r] * (double)nucleus);
+    u64 above_k;
     int cnt_k, low_k;
     unsigned kappa = select_key(s, x, V, m, inv_t, target, true, &above_k, &cnt_k, &low_k);
-    float w_k = __expf((value_of(kappa) - m) * inv_t);
-    if (kappa <= theta) {  // at the nucleus's edge (or past it, by rounding): only its n tokens
+    u64 w_k = mass_of(value_of(kappa), m, inv_t);
+    if (kappa <= theta) {  // at the nucleus's edge: only its first n tokens
         kappa = theta;
         above_k = above_t;
         w_k = w_t;
         cnt_k = n;
         low_k = low_t;
     }
-    const int i = (int)fminf(fmaxf(floorf((target - above_k) / w_k), 0.0f), (float)(cnt_k - 1));
+    const u64 into = target > above_k ? target - above_k : 0;
+    const int i = (int)min(into / w_k, (u64)(cnt_k - 1));
     if (i == 0) {
         if (threadIdx.x == 0) token[r] = low_k;
         return;  // uniform across the block: every thread computed the same i
@@ -235,16 +311,16 @@ __device__ void sample_row(Shared& s, const float* __restrict__ logits, const fl
         const int j = base + threadIdx.x;
         const bool eq = j < V && x[j] == want;
         const unsigned ballot = __ballot_sync(0xffffffffu, eq);
-        if (lane == 0) s.warp_sum[warp] = __int_as_float(__popc(ballot));
+        if (lane == 0) s.warp_cnt[warp] = __popc(ballot);
         __syncthreads();
         int before = seen;
-        for (int w = 0; w < warp; ++w) before += __float_as_int(s.warp_sum[w]);
+        for (int w = 0; w < warp; ++w) before += s.warp_cnt[w];
         before += __popc(ballot & ((1u << lane) - 1u));
         if (eq && before == i) {
             token[r] = j;
             s.found = 1;
         }
-        for (int w = 0; w < WARPS; ++w) seen += __float_as_int(s.warp_sum[w]);
+        for (int w = 0; w < WARPS; ++w) seen += s.warp_cnt[w];
         __syncthreads();
         if (s.found) break;
     }

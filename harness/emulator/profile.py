@@ -1,0 +1,103 @@
+"""What the H200 performance model needs from a run, on top of the counters: the global sectors
+each block touched (in issue order, for the cache model), the addresses atomics hit (same-address
+serialisation), barriers passed, and the blocks that ran. One summary per launch.
+
+One Profile observer sees every launch of a run (it is passed to the Emulator as an extra
+observer), so each launch's counters and records are closed into `launches` when it ends. The
+records are capped (`max_records` sectors per launch): past the cap the cache model works on the
+part recorded and the counters, which are never capped, carry the totals.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .counters import Counters, family
+
+
+class Profile(Counters):
+    def __init__(self, max_records: int = 3_000_000):
+        self.max_records = int(max_records)
+        self.launches: list[dict] = []
+        super().__init__()
+
+    def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
+        super().on_kernel_start(kernel, grid, block, shared_bytes)
+        self._grid = tuple(int(v) for v in (tuple(grid) + (1, 1, 1))[:3])
+        self._block = tuple(int(v) for v in (tuple(block) + (1, 1, 1))[:3])
+        self._shared = int(shared_bytes)
+        self._seq: list[np.ndarray] = []  # issue-order stamp of each record
+        self._pc: list[np.ndarray] = []
+        self._blk: list[np.ndarray] = []
+        self._sec: list[np.ndarray] = []
+        self._st: list[np.ndarray] = []
+        self._recorded = 0
+        self._calls = 0
+        self._atom: list[np.ndarray] = []
+        self._atom_n = 0
+        self._barriers = 0
+        self._blocks: list[np.ndarray] = []
+        self._satom: dict[int, int] = {}  # pc -> serialised steps of its shared atomics
+
+    def on_block_start(self, blocks) -> None:
+        self._blocks.append(np.asarray(blocks, np.int64).copy())
+
+    def on_barrier(self, blocks) -> None:
+        self._barriers += len(blocks)
+
+    def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
+        super().on_memory(inst, space, op, blocks, tids, addrs, size)
+        if space == "shared" and op == "atom" and len(tids):
+            # lanes of one warp on one shared address serialise: the request costs its worst count
+            w = np.asarray(blocks, np.int64) * self._wpb + np.asarray(tids, np.int64) // 32
+            key = np.unique(w * (1 << 32) + (np.asarray(addrs, np.int64) & 0xFFFFFFFF), return_counts=True)
+            worst = np.zeros(0, np.int64)
+            if key[0].size:
+                order = key[0] >> 32
+                starts = np.flatnonzero(np.concatenate(([True], order[1:] != order[:-1])))
+                worst = np.maximum.reduceat(key[1], starts)
+            self._satom[inst.pc] = self._satom.get(inst.pc, 0) + int(worst.sum())
+        if space != "global" or len(tids) == 0:
+            return
+        self._calls += 1
+        a = np.asarray(addrs, np.uint64).astype(np.int64)
+        if op == "atom":
+            if self._atom_n < self.max_records:
+                self._atom.append(a.copy())
+                self._atom_n += a.size
+            return
+        if self._recorded >= self.max_records:
+            return
+        b = np.asarray(blocks, np.int64)
+        # One record per (block, sector) of this issued group: lanes of one block touching one
+        # sector are one cache access (the L1 merges them), the sector straddled by a wide or
+        # misaligned access included.
+        first, last = a >> 5, (a + int(size) - 1) >> 5
+        sec = first if not (last != first).any() else np.concatenate((first, last[last != first]))
+        blk = b if sec is first else np.concatenate((b, b[last != first]))
+        key = np.unique(blk * (1 << 40) + (sec & ((1 << 40) - 1)))
+        n = key.size
+        self._seq.append(np.full(n, self._calls, np.int64))
+        self._pc.append(np.full(n, inst.pc, np.int32))
+        self._blk.append(key >> 40)
+        self._sec.append(key & ((1 << 40) - 1))
+        self._st.append(np.full(n, op == "st", bool))
+        self._recorded += n
+
+    def on_kernel_end(self) -> None:
+        super().on_kernel_end()
+        cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, t))
+        atoms = cat(self._atom, np.int64)
+        same = int(np.unique(atoms, return_counts=True)[1].max()) if atoms.size else 0
+        self.launches.append({
+            "kernel": self.kernel, "grid": self._grid, "block": self._block, "shared": self._shared,
+            "blocks_run": cat(self._blocks, np.int64),
+            "rows": {pc: row.copy() for pc, row in self._rows.items()},
+            "meta": dict(self._meta),
+            "families": {pc: family(m[0]) for pc, m in self._meta.items()},
+            "records": {"seq": cat(self._seq, np.int64), "pc": cat(self._pc, np.int32),
+                        "block": cat(self._blk, np.int64), "sector": cat(self._sec, np.int64),
+                        "store": cat(self._st, bool)},
+            "truncated": self._recorded >= self.max_records,
+            "atomic_lanes": int(atoms.size), "atomic_same_address_max": same,
+            "barriers": self._barriers, "shared_atomic_cost": dict(self._satom),
+        })
