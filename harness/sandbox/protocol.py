@@ -46,6 +46,7 @@ class RunSpec:
     args: tuple[ArgValue, ...]  # in launch.py's order
     sanitize: bool = False  # CPU only: shared-memory race and uninitialised-read checks
     counters: bool = False  # CPU only: memory and issue counters
+    plan_timeout_s: float = 100.0  # launch.py's own alarm; the Worker sets it below its timeout
 
 
 @dataclass(frozen=True)
