@@ -124,12 +124,14 @@ def parse_overrides(pairs: tuple[str, ...], kata: Kata) -> dict:
         else:
             value = raw
         out[key] = value
-    names = {p.name for p in kata.params}
+    from grader.grading.case_args import describe, validate
+
+    validate(kata, out)
     ranged = [p.name for p in kata.params if p.choices is None]
     missing = [n for n in ranged if n not in out]
     if missing:
         raise UsageError(f"--case needs {', '.join(missing)} for kata {kata.id}",
-                         hint=f"parameters: {', '.join(sorted(names))}")
+                         hint=f"parameters: {describe(kata)}")
     for p in kata.params:
         if p.choices is not None and p.name in out and out[p.name] not in p.choices:
             raise UsageError(f"--case {p.name}={out[p.name]}: choose one of {', '.join(map(str, p.choices))}")

@@ -66,15 +66,21 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
     examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
     chosen, why = choose_backend(backend)
+    sandbox_notes = _sandbox_notes()
     base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
-                backend_reason=why, seed=seed, notes=sub.notes)
+                backend_reason=why, seed=seed, notes=(*sub.notes, *sandbox_notes), diagnostic=case is not None)
 
-    compiled, stage = _compile(sub)
+    # Read once: the bytes compiled and planned are the bytes whose hash the attempt records, whatever
+    # happens to the files while the grade runs.
+    raw, launch_text = sub.kernel.read_bytes(), _read_text(sub.launch)
+    base["sources"] = sources_hash(sub, raw, launch_text)
+    compiled, stage = _compile(sub, raw, launch_text)
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
     resources = ResourceStage(tuple(compiled.resources.values()), ())
-    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
+    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
+                      launch_source=launch_text)
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:
@@ -85,13 +91,18 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         label = EMULATOR_LABEL if on_gpu else "the sanitizer"
         runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
 
+        printed: dict[str, str] = {}
+
         def attempt(c: _cases.Case) -> CaseOutcome:
             data = _cases.materialize(kata, c)
-            outcome, _ = run_case(kata, worker, data)
+            outcome, result = run_case(kata, worker, data)
             runs[c.label()] = (data, outcome)
+            if result.stdout.strip():
+                printed[c.label()] = result.stdout
             return outcome
 
         search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
+        base["notes"] = (*base["notes"], *_printed_note(printed, search.failure))
         passed = [(d, o) for d, o in runs.values() if not o.failed]
         findings = merge_findings(f for _, o in runs.values() for f in o.findings)
         launches = next((o.launches for _, o in passed if o.launches), ())
@@ -128,7 +139,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
         if not on_gpu:
             return GradeReport(**base, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases", reasons=(), **common)
+                               headline=f"passed {correctness.cases_run} cases{_diagnostic(case)}",
+                               reasons=(), **common)
         perf, problem = _performance(worker, kata.id, compiled, seed)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
@@ -142,8 +154,38 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         summary = getattr(perf, "summary", None)
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
-                           headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                           headline=f"passed {correctness.cases_run} cases{tail}{_diagnostic(case)}", reasons=(),
                            performance=perf, **common)
+
+
+PRINT_LINES = 40  # of launch.py's output shown in the report (the worker keeps the last 4000 chars)
+
+
+def _printed_note(printed: dict, failure) -> tuple[str, ...]:
+    """What launch.py printed: the failing case's output, else the first case that printed."""
+    if not printed:
+        return ()
+    label = failure.case.label() if failure is not None and failure.case.label() in printed else next(iter(printed))
+    lines = printed[label].rstrip().splitlines()
+    cut = f"\n    ... {len(lines) - PRINT_LINES} more lines" if len(lines) > PRINT_LINES else ""
+    body = "\n    ".join(lines[:PRINT_LINES])
+    return (f"launch.py printed (case {label}):\n    {body}{cut}",)
+
+
+def _sandbox_notes() -> tuple[str, ...]:
+    """A warning when this machine cannot sandbox launch.py fully (docs/sandbox.md)."""
+    from harness.sandbox import os_sandbox
+
+    missing = os_sandbox.probe()["missing"]
+    if not missing:
+        return ()
+    return ("launch.py ran without the full OS sandbox (" + "; ".join(missing) + "): practice grades "
+            "still count, `kata interview submit` refuses on this machine",)
+
+
+def _diagnostic(case: dict | None) -> str:
+    return "" if case is None else (" (a --case run is diagnostic: it never marks the kata passing; "
+                                    "`kata grade` without --case grades it)")
 
 
 def _on_gpu(backend: str) -> bool:
@@ -165,8 +207,23 @@ def _performance(worker: Worker, kata_id: str, compiled, seed: int):
 
 # -- stages ------------------------------------------------------------------------------------
 
-def _compile(sub: Submission):
-    raw = sub.kernel.read_bytes()
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def sources_hash(sub: Submission, raw: bytes, launch_text: str | None) -> str:
+    """sha256 of the kernel's and the plan's bytes as graded (the store records it)."""
+    import hashlib
+
+    digest = hashlib.sha256(sub.kernel.name.encode() + b"\0" + raw + b"\0")
+    digest.update(sub.launch.name.encode() + b"\0" + (launch_text or "").encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     name = sub.kernel.name
     if not raw.strip():
         return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
@@ -179,7 +236,7 @@ def _compile(sub: Submission):
     except UnicodeDecodeError as exc:
         return None, CompileStage(False, (), "", f"{name} is not UTF-8 text (byte {exc.start} is "
                                   f"0x{raw[exc.start]:02x}); save it as UTF-8")
-    launch_problem = _check_launch_syntax(sub.launch)
+    launch_problem = _check_launch_syntax(sub.launch, launch_text)
     if launch_problem:
         return None, CompileStage(False, (), "", launch_problem)
     try:
@@ -191,9 +248,9 @@ def _compile(sub: Submission):
     return compiled, stage
 
 
-def _check_launch_syntax(path: Path) -> str:
+def _check_launch_syntax(path: Path, text: str | None) -> str:
     try:
-        compile(path.read_text(), str(path), "exec")
+        compile(text if text is not None else path.read_text(), str(path), "exec")
     except SyntaxError as exc:
         return f"{path.name}:{exc.lineno}: syntax error in the launch plan: {exc.msg}"
     except (OSError, UnicodeDecodeError) as exc:

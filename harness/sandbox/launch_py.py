@@ -17,10 +17,10 @@ class _LaunchPyProblem(Exception):
         self.problem = problem
 
 
-def _load_launch(path: str):
+def _load_launch(path: str, source: str | None = None):
     name = Path(path).name
     try:
-        source = Path(path).read_text()
+        source = Path(path).read_text() if source is None else source
         code = compile(source, path, "exec")
         namespace: dict = {"__name__": "kata_launch_plan", "__file__": path}
         exec(code, namespace)

@@ -56,10 +56,14 @@ def landlock_abi() -> int:
 
 
 def _libseccomp():
-    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
-    try:
-        lib = ctypes.CDLL(name, use_errno=True)
-    except OSError:
+    for name in ("libseccomp.so.2", ctypes.util.find_library("seccomp")):
+        try:
+            lib = ctypes.CDLL(name, use_errno=True) if name else None
+        except OSError:
+            continue
+        if lib is not None:
+            break
+    else:
         return None
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
@@ -110,6 +114,7 @@ def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dic
         return enforced
     if scratch:
         os.chdir(scratch)
+    seccomp_lib = _libseccomp()  # loaded before Landlock hides the library folders' cache
     _rlimits(cpu_s)
     enforced["rlimits"] = True
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -120,7 +125,7 @@ def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dic
     if not enforced["landlock"] and not enforced["missing"]:
         enforced["missing"].append("the kernel offers no Landlock")
     try:
-        enforced["seccomp"] = _seccomp()
+        enforced["seccomp"] = _seccomp(seccomp_lib)
     except OSError as exc:
         enforced["missing"].append(f"seccomp could not be applied: {exc}")
     return enforced
@@ -172,8 +177,7 @@ _DENY = ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace"
          "unshare", "setns", "mount", "bpf", "perf_event_open", "io_uring_setup", "kcmp", "personality")
 
 
-def _seccomp() -> bool:
-    lib = _libseccomp()
+def _seccomp(lib) -> bool:
     if lib is None:
         raise OSError(errno.ENOENT, "libseccomp is not installed")
     ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW: a deny list; Python needs many calls

@@ -36,8 +36,9 @@ class HostFailure(Exception):
 class PlanHost:
     """One plan process for one program; `run` as often as needed (it restarts after a death)."""
 
-    def __init__(self, launch_path: str, facts=None, sandbox: dict | None = None):
+    def __init__(self, launch_path: str, facts=None, sandbox: dict | None = None, source: str | None = None):
         self.launch_path, self.facts, self.sandbox = launch_path, facts, dict(sandbox or {})
+        self.source = source  # launch.py as the grade read it: a restart never re-reads the file
         self.proc = self.conn = None
         self.scratch: str | None = None
         self.enforced: dict = {}
@@ -52,7 +53,7 @@ class PlanHost:
         sandbox = {"scratch": self.scratch, **self.sandbox}
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=planner.main, args=(child, self.launch_path, self.facts, sandbox),
+        self.proc = ctx.Process(target=planner.main, args=(child, self.launch_path, self.facts, sandbox, self.source),
                                 daemon=True, name="kata-plan")
         # The worker is a daemon process, which multiprocessing forbids to have children (it could
         # not join them at exit); the plan process instead dies with the worker (PR_SET_PDEATHSIG).

@@ -24,6 +24,11 @@ from harness.sandbox.protocol import OUTPUT_LIMIT, Problem
 LIFETIME_CPU_S = 900
 
 
+SANDBOX_RULES = ("launch.py runs sandboxed: it may read its workspace and Python, write only a scratch "
+                 "folder, and start no process, open no socket, signal no other process; it plans "
+                 "launches, the answer comes from kernels")
+
+
 class PlanTimeout(BaseException):
     """Raised in launch.py's frame by the plan's alarm (a BaseException: `except Exception` in
     launch.py cannot swallow it)."""
@@ -103,7 +108,7 @@ class RemotePlan(Plan):
             raise self._error(str(exc)) from None
 
 
-def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict) -> None:
+def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, source: str | None = None) -> None:
     """The plan process: sandbox itself, load launch.py, then run the plan on request."""
     from harness.sandbox import os_sandbox
     from harness.sandbox.launch_py import _LaunchPyProblem, _launch_py_problem, _load_launch
@@ -114,11 +119,14 @@ def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict) -> No
     os.dup2(devnull, 2)
     import traceback  # noqa: F401  (imported before the sandbox: formatting an error needs it)
 
+    # Nothing of the grader's environment (tokens, credentials in variables) is the plan's business.
+    for key in [k for k in os.environ if k not in ("PATH", "LANG", "LC_ALL", "HOME")]:
+        del os.environ[key]
     enforced = os_sandbox.apply(launch_path, **sandbox)
     signal.signal(signal.SIGALRM, _timeout)
     signal.signal(signal.SIGXCPU, _timeout)
     try:
-        launch_fn = _load_launch(launch_path)
+        launch_fn = _load_launch(launch_path, source)
     except _LaunchPyProblem as exc:
         conn.send(("problem", exc.problem))
         return
@@ -173,6 +181,9 @@ def _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s, launch_py_pr
         problem = Problem("host-failed", str(exc), at.file, at.line, at.source)
     except MemoryError:
         problem = Problem("memory", "launch.py ran out of memory (the plan process's cap)", "launch.py")
+    except PermissionError as exc:  # the sandbox said no: say what it allows
+        at = launch_py_problem(exc, launch_path)
+        problem = Problem(at.kind, f"{at.message}: {SANDBOX_RULES}", at.file, at.line, at.source)
     except Exception as exc:  # noqa: BLE001 - the learner's exception, at launch.py's line
         problem = launch_py_problem(exc, launch_path)
     finally:

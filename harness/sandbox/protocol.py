@@ -30,6 +30,7 @@ class Program:
     cubin: bytes | None
     kernel_file: str  # the learner's file name, e.g. "kernel.cu"
     launch_path: str  # absolute path of launch.py
+    launch_source: str | None = None  # its text as read once at the start of the grade (None: read it)
 
 
 @dataclass(frozen=True)

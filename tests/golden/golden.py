@@ -24,7 +24,7 @@ VOLATILE = {"workspace", "seconds", "elapsed_s", "wall_s", "phases"}
 
 def normalise(report):
     if isinstance(report, dict):
-        return {k: normalise(v) for k, v in report.items() if k not in VOLATILE}
+        return {k: normalise(v) for k, v in report.items() if k not in VOLATILE and k not in ("sources", "diagnostic")}
     if isinstance(report, list):
         return [normalise(v) for v in report]
     if isinstance(report, str):  # the folder graded is a temporary one for wrong kernels
