@@ -143,3 +143,29 @@ def test_a_plan_stuck_in_a_loop_names_launch_py_and_its_line(workspace):
     assert "launch.py:2" in r.headline or "launch.py:3" in r.headline, r.headline
     assert "endless loop in launch.py" in r.headline
     assert snapshot(ws) == before
+
+
+ASSERTING = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    assert(n < LIMIT);
+    if (i < n) atomicAdd(out, x[i]);
+}
+'''
+
+
+@pytest.mark.parametrize("limit, fails", [(3, True), (1 << 30, False)])
+def test_assert_in_a_kernel_names_its_line_on_the_emulator(workspace, monkeypatch, limit, fails):
+    """assert() is __assertfail on the GPU: "assertion failed at kernel.cu:4", exit 1, not a grader
+    error; its twin whose condition holds passes."""
+    from grader.grading import pipeline
+
+    monkeypatch.setattr(pipeline, "choose_backend", lambda requested: ("cpu", "--backend cpu"))
+    ws = workspace(kernel=ASSERTING.replace("LIMIT", str(limit)))
+    before = snapshot(ws)
+    r = pipeline.grade(None, ws, backend="cpu", case={"n": 5, "dist": "mixed"})
+    if fails:
+        assert r.verdict == "fail" and "assertion failed at kernel.cu:4" in r.headline, r.headline
+    else:
+        assert r.verdict == "pass", r.headline
+    assert snapshot(ws) == before
