@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 
 from grader.grading import cases as _cases
+from grader.grading import grade_notes as _notes
+from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
 from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
@@ -66,14 +68,14 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
     examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
     chosen, why = choose_backend(backend)
-    sandbox_notes = _sandbox_notes()
+    sandbox_notes = _notes.sandbox_notes()
     base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
                 backend_reason=why, seed=seed, notes=(*sub.notes, *sandbox_notes), diagnostic=case is not None)
 
     # Read once: the bytes compiled and planned are the bytes whose hash the attempt records, whatever
     # happens to the files while the grade runs.
-    raw, launch_text = sub.kernel.read_bytes(), _read_text(sub.launch)
-    base["sources"] = sources_hash(sub, raw, launch_text)
+    raw, launch_text = sub.kernel.read_bytes(), _notes.read_text(sub.launch)
+    base["sources"] = _notes.sources_hash(sub, raw, launch_text)
     compiled, stage = _compile(sub, raw, launch_text)
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
@@ -92,6 +94,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
 
         printed: dict[str, str] = {}
+        printf: dict[str, tuple] = {}
 
         def attempt(c: _cases.Case) -> CaseOutcome:
             data = _cases.materialize(kata, c)
@@ -99,10 +102,13 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             runs[c.label()] = (data, outcome)
             if result.stdout.strip():
                 printed[c.label()] = result.stdout
+            if result.extra.get("printf"):
+                printf[c.label()] = result.extra["printf"]
             return outcome
 
         search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
-        base["notes"] = (*base["notes"], *_printed_note(printed, search.failure))
+        base["notes"] = (*base["notes"], *_printed.plan_note(printed, search.failure),
+                         *_printed.printf_note(printf, search.failure))
         passed = [(d, o) for d, o in runs.values() if not o.failed]
         findings = merge_findings(f for _, o in runs.values() for f in o.findings)
         launches = next((o.launches for _, o in passed if o.launches), ())
@@ -139,7 +145,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
         if not on_gpu:
             return GradeReport(**base, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases{_diagnostic(case)}",
+                               headline=f"passed {correctness.cases_run} cases{_notes.diagnostic(case)}",
                                reasons=(), **common)
         perf, problem = _performance(worker, kata.id, compiled, seed)
         if problem is not None:
@@ -154,38 +160,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         summary = getattr(perf, "summary", None)
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
-                           headline=f"passed {correctness.cases_run} cases{tail}{_diagnostic(case)}", reasons=(),
+                           headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, **common)
-
-
-PRINT_LINES = 40  # of launch.py's output shown in the report (the worker keeps the last 4000 chars)
-
-
-def _printed_note(printed: dict, failure) -> tuple[str, ...]:
-    """What launch.py printed: the failing case's output, else the first case that printed."""
-    if not printed:
-        return ()
-    label = failure.case.label() if failure is not None and failure.case.label() in printed else next(iter(printed))
-    lines = printed[label].rstrip().splitlines()
-    cut = f"\n    ... {len(lines) - PRINT_LINES} more lines" if len(lines) > PRINT_LINES else ""
-    body = "\n    ".join(lines[:PRINT_LINES])
-    return (f"launch.py printed (case {label}):\n    {body}{cut}",)
-
-
-def _sandbox_notes() -> tuple[str, ...]:
-    """A warning when this machine cannot sandbox launch.py fully (docs/sandbox.md)."""
-    from harness.sandbox import os_sandbox
-
-    missing = os_sandbox.probe()["missing"]
-    if not missing:
-        return ()
-    return ("launch.py ran without the full OS sandbox (" + "; ".join(missing) + "): practice grades "
-            "still count, `kata interview submit` refuses on this machine",)
-
-
-def _diagnostic(case: dict | None) -> str:
-    return "" if case is None else (" (a --case run is diagnostic: it never marks the kata passing; "
-                                    "`kata grade` without --case grades it)")
 
 
 def _on_gpu(backend: str) -> bool:
@@ -206,22 +182,6 @@ def _performance(worker: Worker, kata_id: str, compiled, seed: int):
 
 
 # -- stages ------------------------------------------------------------------------------------
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def sources_hash(sub: Submission, raw: bytes, launch_text: str | None) -> str:
-    """sha256 of the kernel's and the plan's bytes as graded (the store records it)."""
-    import hashlib
-
-    digest = hashlib.sha256(sub.kernel.name.encode() + b"\0" + raw + b"\0")
-    digest.update(sub.launch.name.encode() + b"\0" + (launch_text or "").encode() + b"\0")
-    return digest.hexdigest()[:16]
-
 
 def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     name = sub.kernel.name

@@ -30,6 +30,8 @@ class LaunchResult:
     counters: object | None  # the Counters observer when counters=True, else None
     stopped: bool  # True when the watchdog, a deadlock or a trap ended the launch early
     instructions: int  # issued PC-group instructions (the watchdog's unit)
+    printed: tuple = ()  # device printf: (block, thread, seq, block xyz, thread xyz, text) (printf.py)
+    printed_cut: int = 0  # printf lines past printf.KEEP, counted only
 
 
 class LoadedModule:
@@ -121,4 +123,5 @@ class Emulator:
         stopped, issued = eng.run()
         found = eng.findings_list() + (list(observer.findings) if observer is not None else [])
         self.findings.extend(found)
-        return LaunchResult(found, counters, stopped, issued)
+        return LaunchResult(found, counters, stopped, issued, tuple(getattr(eng, "printed", ())),
+                            int(getattr(eng, "printed_cut", 0)))

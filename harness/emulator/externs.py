@@ -12,7 +12,7 @@ import numpy as np
 from .ops import EXIT
 
 
-def assertfail(eng, inst, args):
+def assertfail(eng, inst, rets, args):
     line_param = eng.pbuf[args[2]] if len(args) > 2 else None
 
     def run(sel):
@@ -27,4 +27,10 @@ def assertfail(eng, inst, args):
 
 
 #: name of the extern function -> builder(eng, inst, args) returning (kind, run)
-EXTERNS = {"__assertfail": assertfail}
+def vprintf(eng, inst, rets, args):
+    from .printf import vprintf as run_vprintf
+
+    return run_vprintf(eng, inst, rets, args)
+
+
+EXTERNS = {"__assertfail": assertfail, "vprintf": vprintf}

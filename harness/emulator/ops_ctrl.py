@@ -87,7 +87,7 @@ def call(eng, inst):
     from .externs import EXTERNS
 
     if name in EXTERNS and (name not in fns or fns[name].end <= fns[name].start):
-        return EXTERNS[name](eng, inst, args)
+        return EXTERNS[name](eng, inst, rets, args)
     if name not in fns or fns[name].end <= fns[name].start:
         raise UnsupportedPTX(f"call of {name}", inst.file, inst.line)
     fn = fns[name]

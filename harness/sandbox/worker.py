@@ -201,12 +201,14 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
         except Exception as exc:
             problem = problem or Problem("internal", f"counters failed: {exc}", detail=traceback.format_exc())
     stopped = bool(getattr(backend, "stopped", False))
+    printed = tuple(getattr(backend, "printed", ()) or ())
     if backend is not None:
         with contextlib.suppress(Exception):
             backend.close()
     return RunResult(outputs if problem is None else {}, changed, findings, counters,
                      tuple(plan.launches) if plan else (), problem,
-                     captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped)
+                     captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped,
+                     extra={"printf": printed} if printed else {})
 
 
 def _call(program: Program, host, target: str, kwargs: dict):
@@ -233,6 +235,12 @@ def _classify(exc: Exception, program: Program) -> Problem:
         from harness.emulator.findings import EmulatorError, UnsupportedPTX
     except ImportError:  # pragma: no cover - findings.py ships with the package
         EmulatorError = UnsupportedPTX = ()
+    if isinstance(exc, UnsupportedPTX) and "recursion" in str(exc.opcode):
+        # The learner's design, not a gap of ours to report: say what to change (exit 1).
+        return Problem("launch-error", "the kernel calls a function recursively, which kata's emulator does "
+                       "not run (and a GPU runs only with a small, fixed stack): rewrite the recursion as a "
+                       "loop, with an explicit stack in local or shared memory if it needs one",
+                       exc.file, exc.line)
     if isinstance(exc, UnsupportedPTX):
         return Problem("unsupported", str(exc), exc.file, exc.line)
     if isinstance(exc, EmulatorError):

@@ -2,7 +2,6 @@
 must answer: an exit code, a message naming the file (and line) and the next step, and nothing of
 the learner's changed. Grades run on the numpy fake backend through the real worker, plan process
 and sandbox; most cases stop before any grade (argument checks) or run one --case."""
-import hashlib
 import sys
 from pathlib import Path
 
@@ -13,12 +12,10 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "grader"))  # the numpy fake 
 
 from grader.cli import cli  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).parent))
+from hostile_helpers import KERNEL  # noqa: E402
+
 FAKE = "fakes:make"
-KERNEL = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
-{
-    if (threadIdx.x == 0 && n > 0) atomicAdd(out, x[0]);
-}
-'''
 
 
 @pytest.fixture(autouse=True)
@@ -35,12 +32,6 @@ def fake_backend(monkeypatch):
     real = pipeline.choose_backend
     monkeypatch.setattr(pipeline, "choose_backend",
                         lambda requested: real(FAKE) if requested in ("auto", "cpu") else real(requested))
-
-
-def snapshot(folder: Path) -> dict:
-    """Every file under the workspace, by relative path, with the sha256 of its bytes and its mode."""
-    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mode)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 Most stop before any grade runs."""
 import pytest
 
-from conftest import snapshot
+from hostile_helpers import snapshot
 
 # (id, extra arguments to `kata grade WS`, exit code, phrases the output must hold)
 CASE_ARGS = [
@@ -82,7 +82,7 @@ FILES = [
 
 @pytest.mark.parametrize("name, kernel, launch, code, says", FILES, ids=[f[0] for f in FILES])
 def test_bad_files(kata, workspace, name, kernel, launch, code, says):
-    from conftest import KERNEL
+    from hostile_helpers import KERNEL
 
     ws = workspace(launch, KERNEL if kernel is None else kernel)
     before = snapshot(ws)
