@@ -82,7 +82,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                            reasons=("compile-error",), compile=stage)
     resources = ResourceStage(tuple(compiled.resources.values()), ())
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
-                      launch_source=launch_text)
+                      launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"))
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:

@@ -36,9 +36,11 @@ class HostFailure(Exception):
 class PlanHost:
     """One plan process for one program; `run` as often as needed (it restarts after a death)."""
 
-    def __init__(self, launch_path: str, facts=None, sandbox: dict | None = None, source: str | None = None):
+    def __init__(self, launch_path: str, facts=None, sandbox: dict | None = None, source: str | None = None,
+                 kernel_source: str | None = None):
         self.launch_path, self.facts, self.sandbox = launch_path, facts, dict(sandbox or {})
         self.source = source  # launch.py as the grade read it: a restart never re-reads the file
+        self.kernel_source = kernel_source
         self.proc = self.conn = None
         self.scratch: str | None = None
         self.enforced: dict = {}
@@ -53,7 +55,7 @@ class PlanHost:
         sandbox = {"scratch": self.scratch, **self.sandbox}
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=planner.main, args=(child, self.launch_path, self.facts, sandbox, self.source),
+        self.proc = ctx.Process(target=planner.main, args=(child, self.launch_path, self.facts, sandbox, self.source, self.kernel_source),
                                 daemon=True, name="kata-plan")
         # The worker is a daemon process, which multiprocessing forbids to have children (it could
         # not join them at exit); the plan process instead dies with the worker (PR_SET_PDEATHSIG).

@@ -18,6 +18,7 @@ import numpy as np
 
 from harness.backends.base import H200, Buffer, DeviceFacts
 from harness.backends.plan import LaunchError, Plan
+from harness.frontends.signatures import mismatch, pointer_types
 from harness.sandbox.protocol import OUTPUT_LIMIT, Problem
 
 #: seconds of CPU the plan process may use over a whole grade before the kernel stops it
@@ -83,13 +84,32 @@ def _desc(buf: Buffer) -> tuple:
     return (buf.handle, np.dtype(buf.dtype).str, int(buf.size), int(buf.offset))
 
 
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "__half"}
+
+
 class RemotePlan(Plan):
     """Plan whose read() refuses, with launch.py's line, any buffer the plan did not allocate (the
     worker refuses it too: this is the message, the worker is the guard)."""
 
-    def __init__(self, backend, launch_file, own: set):
+    def __init__(self, backend, launch_file, own: set, kata: set = frozenset()):
         super().__init__(backend, launch_file)
-        self._own = own
+        self._own, self._kata = own, kata
+
+    def launch(self, name, grid, block, args=(), shared: int = 0) -> None:
+        types = getattr(self._backend, "kernel_types", {}).get(name) if isinstance(name, str) else None
+        if types and isinstance(args, (tuple, list)):
+            for i, (value, (pointee, text, line)) in enumerate(zip(args, types), start=1):
+                if not isinstance(value, Buffer) or value.handle not in self._kata:
+                    continue
+                want = mismatch(pointee, value.dtype)
+                if want is not None:
+                    have = np.dtype(value.dtype)
+                    raise self._error(
+                        f"argument {i} of {name}: kernel.cu:{line} declares `{text}`, which reads "
+                        f"{np.dtype(want).itemsize}-byte {want} values, but this buffer holds {have.name} "
+                        f"({have.itemsize} bytes each): the parameter's type does not match the kata's dtype",
+                        f"declare it as a pointer to {_C_NAMES.get(have.name, have.name)} in kernel.cu")
+        super().launch(name, grid, block, args, shared)
 
     def empty(self, count, dtype="float32"):
         buf = super().empty(count, dtype)
@@ -108,7 +128,8 @@ class RemotePlan(Plan):
             raise self._error(str(exc)) from None
 
 
-def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, source: str | None = None) -> None:
+def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, source: str | None = None,
+         kernel_source: str | None = None) -> None:
     """The plan process: sandbox itself, load launch.py, then run the plan on request."""
     from harness.sandbox import os_sandbox
     from harness.sandbox.launch_py import _LaunchPyProblem, _launch_py_problem, _load_launch
@@ -135,6 +156,7 @@ def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, sourc
         return
     conn.send(("ready", enforced))
     backend = RemoteBackend(conn, facts or H200)
+    backend.kernel_types = pointer_types(kernel_source or "")
     while True:
         try:
             kind, payload = conn.recv()
@@ -157,7 +179,8 @@ def _timeout(signum, frame):
 
 def _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s, launch_py_problem):
     own: set = set()
-    plan = RemotePlan(backend, launch_path, own)
+    kata = {d[1] for d in [*descs, *kwargs.values()] if d[0] == "buf"}
+    plan = RemotePlan(backend, launch_path, own, kata)
     values = [Buffer(d[1], np.dtype(d[2]), d[3]) if d[0] == "buf" else d[1] for d in descs]
     named = {k: (Buffer(d[1], np.dtype(d[2]), d[3]) if d[0] == "buf" else d[1]) for k, d in kwargs.items()}
     captured = io.StringIO()

@@ -31,6 +31,7 @@ class Program:
     kernel_file: str  # the learner's file name, e.g. "kernel.cu"
     launch_path: str  # absolute path of launch.py
     launch_source: str | None = None  # its text as read once at the start of the grade (None: read it)
+    kernel_source: str | None = None  # kernel.cu's text, for the parameters' C types (signatures.py)
 
 
 @dataclass(frozen=True)
