@@ -108,7 +108,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
 
         search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
         base["notes"] = (*base["notes"], *_printed.plan_note(printed, search.failure),
-                         *_printed.printf_note(printf, search.failure))
+                         *_printed.printf_note(printf, search.failure),
+                         *_printed.accuracy_note(runs.values()))
         passed = [(d, o) for d, o in runs.values() if not o.failed]
         findings = merge_findings(f for _, o in runs.values() for f in o.findings)
         launches = next((o.launches for _, o in passed if o.launches), ())

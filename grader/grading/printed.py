@@ -44,5 +44,14 @@ def printf_note(printed: dict, failure) -> tuple[str, ...]:
     return (f"kernel printf (case {label}), by block and thread:\n    {body}{more}",)
 
 
+def accuracy_note(runs) -> tuple[str, ...]:
+    """The first case whose check passed only within every summation order's bound (order_bound.py)."""
+    for data, outcome in runs:
+        notes = getattr(outcome.check, "notes", ()) if outcome.check is not None else ()
+        if notes:
+            return (f"{notes[0]} (case {outcome.case.label()})",)
+    return ()
+
+
 def _xyz(v) -> str:
     return "(" + ",".join(str(int(x)) for x in v) + ")"
