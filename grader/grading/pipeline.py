@@ -279,6 +279,8 @@ def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
         rel = os.path.relpath(sub.folder)
     except ValueError:
         rel = str(sub.folder)
+    if rel.startswith(".."):  # a path that climbs out of here works from here only: say it whole
+        rel = str(sub.folder)
     if rel != ".":
         parts.append(rel)
     if kata_id and not sub.marker:

@@ -120,6 +120,10 @@ def on_grade(kata_id: str, workspace: Path, report) -> str | None:
         line = f"attempt {number} · {format_duration(attempt.elapsed or 0)} since start"
         if session_id:
             session = store.session(session_id)
+            if session is not None and phase != "diagnostic":
+                from grader.practice import deadline
+
+                deadline.snapshot(session, kata_id, deadline.read_sources(workspace, SOURCE_SUFFIXES))
             if session is not None:
                 left = session.deadline - time.time()
                 line += (f" · {format_duration(left)} left in interview {session_id}" if left > 0
