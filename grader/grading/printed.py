@@ -32,6 +32,12 @@ def printf_note(printed: dict, failure) -> tuple[str, ...]:
     if not printed:
         return ()
     label = _case(printed, failure)
+    if isinstance(printed[label], str):  # the GPU's output: its order (lines carry no thread)
+        lines = printed[label].rstrip().splitlines()
+        more = (f"\n    ... {len(lines) - PRINTF_LINES} more lines cut (print from fewer threads, e.g. if (i < 4))"
+                if len(lines) > PRINTF_LINES else "")
+        body = "\n    ".join(lines[:PRINTF_LINES])
+        return (f"kernel printf (case {label}, as the GPU printed it, in its order):\n    {body}{more}",)
     rows, cut = [], 0
     for kernel, lines, dropped in printed[label]:
         cut += int(dropped)

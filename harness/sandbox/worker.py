@@ -20,6 +20,7 @@ import numpy as np
 from harness.sandbox.protocol import OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec, poison_byte
 from harness.backends.plan import LaunchError, Plan
 from harness.sandbox.launch_py import _BACKEND_MODULES, _LaunchPyProblem, _launch_py_problem, _load_launch  # noqa: F401
+from harness.sandbox import device_stdout
 from harness.sandbox.plan_host import HostFailure
 
 
@@ -152,6 +153,7 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
     problem = None
     backend = None
     plan = None
+    device_out = device_stdout.start() if program.backend == "gpu" else None  # the GPU's printf
     try:
         backend = make_backend(program.backend, spec.sanitize, spec.counters)
         plan = Plan(backend, program.launch_path)
@@ -193,6 +195,7 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
                           "is a buffer size computed from the wrong variable?")
     except Exception as exc:
         problem = _classify(exc, program)
+    gpu_printed = device_stdout.stop(device_out)
     findings = tuple(getattr(backend, "findings", ()) or ())
     counters = None
     if backend is not None and spec.counters and hasattr(backend, "counters"):
@@ -208,7 +211,7 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
     return RunResult(outputs if problem is None else {}, changed, findings, counters,
                      tuple(plan.launches) if plan else (), problem,
                      captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped,
-                     extra={"printf": printed} if printed else {})
+                     extra={"printf": gpu_printed or printed} if printed or gpu_printed else {})
 
 
 def _call(program: Program, host, target: str, kwargs: dict):

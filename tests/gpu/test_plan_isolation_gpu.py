@@ -106,3 +106,21 @@ def test_a_multi_launch_plan_with_host_reads_still_passes():
     kata = load("bfs")
     r = pipeline.grade("bfs", kata.solution_dir, backend="gpu", examples=2)
     assert r.verdict == "pass", r.headline
+
+
+PRINTING = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < 3) printf("gpu thread %d of n=%d\\n", i, n);
+    if (i < n) atomicAdd(out, x[i]);
+}
+'''
+
+
+def test_device_printf_is_captured_and_shown(reduce_ws):
+    plan = ("def launch(gpu, x, out, n):\n    gpu.memset(out, 0)\n"
+            "    gpu.launch('reduce', grid=gpu.cdiv(n, 256), block=256, args=(x, out, n))\n")
+    r = pipeline.grade("reduce", reduce_ws(plan, PRINTING), backend="gpu", case={"n": 5, "dist": "mixed"})
+    note = next(n for n in r.notes if n.startswith("kernel printf"))
+    for i in range(3):
+        assert f"gpu thread {i} of n=5" in note
