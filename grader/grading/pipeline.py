@@ -60,9 +60,11 @@ def choose_backend(requested: str) -> tuple[str, str]:
 
 def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
-          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S) -> GradeReport:
+          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
+          require_sandbox: bool = False) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
-    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case)."""
+    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case).
+    require_sandbox: launch.py runs only under the full OS sandbox (interview submits)."""
     sub = locate(folder, kata_id, launch_file=launch_file)
     kata = sub.kata
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
@@ -82,7 +84,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                            reasons=("compile-error",), compile=stage)
     resources = ResourceStage(tuple(compiled.resources.values()), ())
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
-                      launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"))
+                      launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"),
+                      require_sandbox=require_sandbox)
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:

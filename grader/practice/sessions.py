@@ -292,4 +292,4 @@ def _grade(kata_id: str, folder: Path, *, backend: str, hidden: bool, seed: int 
     plus cases drawn with the session's secret seed."""
     from grader.grading import pipeline
 
-    return pipeline.grade(kata_id, folder, backend=backend, hidden=hidden, seed=seed)
+    return pipeline.grade(kata_id, folder, backend=backend, hidden=hidden, seed=seed, require_sandbox=hidden)

@@ -143,7 +143,12 @@ def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, sourc
     # Nothing of the grader's environment (tokens, credentials in variables) is the plan's business.
     for key in [k for k in os.environ if k not in ("PATH", "LANG", "LC_ALL", "HOME")]:
         del os.environ[key]
+    required = sandbox.pop("required", False)
     enforced = os_sandbox.apply(launch_path, **sandbox)
+    if required and enforced["missing"]:
+        conn.send(("problem", Problem("environment", "launch.py was not run: the OS sandbox it needs for hidden "
+                                      "tests could not be applied (" + "; ".join(enforced["missing"]) + ")")))
+        return
     signal.signal(signal.SIGALRM, _timeout)
     signal.signal(signal.SIGXCPU, _timeout)
     try:

@@ -32,6 +32,7 @@ class Program:
     launch_path: str  # absolute path of launch.py
     launch_source: str | None = None  # its text as read once at the start of the grade (None: read it)
     kernel_source: str | None = None  # kernel.cu's text, for the parameters' C types (signatures.py)
+    require_sandbox: bool = False  # hidden tests: launch.py never runs without the full OS sandbox
 
 
 @dataclass(frozen=True)

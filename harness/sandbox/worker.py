@@ -63,7 +63,8 @@ def main(conn, memory_bytes: int | None) -> None:
         from harness.sandbox.plan_host import PlanHost
 
         # launch.py runs in a process of its own that never sees the kata's data (plan_host.py).
-        launch_fn = PlanHost(program.launch_path, source=program.launch_source, kernel_source=program.kernel_source)
+        launch_fn = PlanHost(program.launch_path, source=program.launch_source, kernel_source=program.kernel_source,
+                             sandbox={"required": program.require_sandbox})
         problem = launch_fn.start()
         if problem is not None:
             conn.send(("problem", problem))
