@@ -90,16 +90,35 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -
         sub = workspace.locate(folder, kata_id)
         only = parse_overrides(case_pairs, sub.kata)
     result = pipeline.grade(kata_id, folder, backend=backend, seed=seed, examples=examples, case=only)
-    line = None
+    line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
-    except Exception as exc:  # a broken store must not hide the grade
-        line = f"(attempt not recorded: {exc})"
+    except Exception as exc:  # a broken store must not hide the grade, nor pass unnoticed
+        unrecorded = store_problem(exc)
+        line = f"(attempt NOT recorded: {unrecorded.message})"
+    if result.diagnostic:
+        line = (line + " · " if line else "") + "diagnostic run: recorded as such, not as a grade of the kata"
     if as_json:
         click.echo(_report.to_json(result))
     else:
         _report.render(result, console(), extra=line)
+    if unrecorded is not None:
+        raise unrecorded  # exit 3: the grade was shown, the history is what needs fixing
     sys.exit({"pass": 0, "fail": 1}.get(result.verdict, INTERNAL))
+
+
+def store_problem(exc: Exception):
+    """The EnvironmentProblem (exit 3) for a history store that cannot take an attempt."""
+    from grader.errors import EnvironmentProblem
+    from grader.practice.store import DB_NAME, default_home
+
+    try:
+        where = default_home() / DB_NAME
+    except Exception:  # noqa: BLE001 - the path itself may be what is broken
+        where = "the kata store"
+    return EnvironmentProblem(f"your attempt was not recorded in {where}: {exc}",
+                              hint="set KATA_HOME to a folder you can write (e.g. export KATA_HOME=~/.kata), "
+                                   f"or move a damaged {DB_NAME} aside; then grade again to record it")
 
 
 @click.command("hint")

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 
 from grader.grading import cases as _cases
+from grader.grading import grade_notes as _notes
+from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
 from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
@@ -58,23 +60,32 @@ def choose_backend(requested: str) -> tuple[str, str]:
 
 def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
-          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S) -> GradeReport:
+          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
+          require_sandbox: bool = False) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
-    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case)."""
+    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case).
+    require_sandbox: launch.py runs only under the full OS sandbox (interview submits)."""
     sub = locate(folder, kata_id, launch_file=launch_file)
     kata = sub.kata
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
     examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
     chosen, why = choose_backend(backend)
+    sandbox_notes = _notes.sandbox_notes()
     base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
-                backend_reason=why, seed=seed, notes=sub.notes)
+                backend_reason=why, seed=seed, notes=(*sub.notes, *sandbox_notes), diagnostic=case is not None)
 
-    compiled, stage = _compile(sub)
+    # Read once: the bytes compiled and planned are the bytes whose hash the attempt records, whatever
+    # happens to the files while the grade runs.
+    raw, launch_text = sub.kernel.read_bytes(), _notes.read_text(sub.launch)
+    base["sources"] = _notes.sources_hash(sub, raw, launch_text)
+    compiled, stage = _compile(sub, raw, launch_text)
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
     resources = ResourceStage(tuple(compiled.resources.values()), ())
-    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
+    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
+                      launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"),
+                      require_sandbox=require_sandbox)
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:
@@ -85,13 +96,23 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         label = EMULATOR_LABEL if on_gpu else "the sanitizer"
         runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
 
+        printed: dict[str, str] = {}
+        printf: dict[str, tuple] = {}
+
         def attempt(c: _cases.Case) -> CaseOutcome:
             data = _cases.materialize(kata, c)
-            outcome, _ = run_case(kata, worker, data)
+            outcome, result = run_case(kata, worker, data)
             runs[c.label()] = (data, outcome)
+            if result.stdout.strip():
+                printed[c.label()] = result.stdout
+            if result.extra.get("printf"):
+                printf[c.label()] = result.extra["printf"]
             return outcome
 
         search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
+        base["notes"] = (*base["notes"], *_printed.plan_note(printed, search.failure),
+                         *_printed.printf_note(printf, search.failure),
+                         *_printed.accuracy_note(runs.values()))
         passed = [(d, o) for d, o in runs.values() if not o.failed]
         findings = merge_findings(f for _, o in runs.values() for f in o.findings)
         launches = next((o.launches for _, o in passed if o.launches), ())
@@ -135,7 +156,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             tail = f"; {estimate.headline()}" if estimate is not None else ""
             notes = dict(notes=(*base["notes"], note)) if note else {}
             return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                               headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                                estimate=estimate, **common)
         from grader.performance.model.stage import beside_measurement
 
@@ -154,7 +175,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         summary = getattr(perf, "summary", None)
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
-                           headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                           headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, estimate=model.result(), **common)
 
 
@@ -177,8 +198,7 @@ def _performance(worker: Worker, kata_id: str, compiled, seed: int):
 
 # -- stages ------------------------------------------------------------------------------------
 
-def _compile(sub: Submission):
-    raw = sub.kernel.read_bytes()
+def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     name = sub.kernel.name
     if not raw.strip():
         return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
@@ -191,7 +211,7 @@ def _compile(sub: Submission):
     except UnicodeDecodeError as exc:
         return None, CompileStage(False, (), "", f"{name} is not UTF-8 text (byte {exc.start} is "
                                   f"0x{raw[exc.start]:02x}); save it as UTF-8")
-    launch_problem = _check_launch_syntax(sub.launch)
+    launch_problem = _check_launch_syntax(sub.launch, launch_text)
     if launch_problem:
         return None, CompileStage(False, (), "", launch_problem)
     try:
@@ -203,9 +223,9 @@ def _compile(sub: Submission):
     return compiled, stage
 
 
-def _check_launch_syntax(path: Path) -> str:
+def _check_launch_syntax(path: Path, text: str | None) -> str:
     try:
-        compile(path.read_text(), str(path), "exec")
+        compile(text if text is not None else path.read_text(), str(path), "exec")
     except SyntaxError as exc:
         return f"{path.name}:{exc.lineno}: syntax error in the launch plan: {exc.msg}"
     except (OSError, UnicodeDecodeError) as exc:
@@ -272,6 +292,8 @@ def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
     try:
         rel = os.path.relpath(sub.folder)
     except ValueError:
+        rel = str(sub.folder)
+    if rel.startswith(".."):  # a path that climbs out of here works from here only: say it whole
         rel = str(sub.folder)
     if rel != ".":
         parts.append(rel)

@@ -122,7 +122,7 @@ _DIAG = re.compile(r"^(?P<file>[^\n()]+?)\((?P<line>\d+)\): (?P<sev>error|warnin
                    r"(?: #[\w-]+)?: (?P<msg>.*)$")
 
 
-def parse_log(log: str, filename: str) -> tuple[Diagnostic, ...]:
+def parse_log(log: str, filename: str, source: str | None = None) -> tuple[Diagnostic, ...]:
     """Turn NVRTC's log into diagnostics; messages about headers are mapped to the learner's line
     only when NVRTC names it, otherwise kept with the header's name."""
     out: list[Diagnostic] = []
@@ -134,6 +134,12 @@ def parse_log(log: str, filename: str) -> tuple[Diagnostic, ...]:
         sev = "error" if "error" in m["sev"] else m["sev"]
         quoted = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
         out.append(Diagnostic(Path(m["file"]).name, int(m["line"]), sev, m["msg"].strip(), quoted))
+    if not out:
+        from harness.frontends.ptxas_errors import explain
+
+        refused = explain(log, source, filename, Diagnostic)
+        if refused is not None:
+            return (refused,)
     if not out and ("error" in log.lower()):
         out.append(Diagnostic(filename, None, "error", log.strip() or "NVRTC failed"))
     return tuple(out)
@@ -202,7 +208,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
             meta = json.loads((cache / "meta.json").read_text())
             return CompileResult(
                 ok=meta["ok"], filename=filename, log=meta["log"],
-                diagnostics=parse_log(meta["log"], filename),
+                diagnostics=parse_log(meta["log"], filename, source),
                 ptx=(cache / "kernel.ptx").read_text() if meta["ok"] else None,
                 cubin=(cache / "kernel.cubin").read_bytes() if meta["ok"] and cubin else None,
                 resources=parse_ptxas(meta.get("ptxas", "")), nvrtc_version=version)
@@ -215,7 +221,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
                                           base + [f"--gpu-architecture=sm_{ARCH}", "--ptxas-options=-v"], "cubin")
         if not ok2:  # ptxas rejected what NVVM accepted (e.g. too much shared memory)
             ok, log = False, log + ptxas_log
-    result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename),
+    result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename, source),
                            ptx=ptx if ok else None, cubin=bin_ if ok else None,
                            resources=parse_ptxas(ptxas_log), nvrtc_version=version)
     # Only successes are kept: a failure can come from the installation (a header wheel added
