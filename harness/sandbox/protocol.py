@@ -30,6 +30,7 @@ class Program:
     cubin: bytes | None
     kernel_file: str  # the learner's file name, e.g. "kernel.cu"
     launch_path: str  # absolute path of launch.py
+    kernel_path: str = ""  # absolute path of a Python kernel (Triton, numba): compiled in the worker
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from harness.sandbox.protocol import OUTPUT_LIMIT, Problem, Program, RunResult, 
 from harness.backends.plan import LaunchError, Plan
 
 #: code below the launch plan: an exception raised in these is ours, not the learner's
-_BACKEND_MODULES = ("harness/backends/cpu.py", "harness/backends/gpu.py", "harness/emulator")
+_BACKEND_MODULES = ("harness/backends/cpu.py", "harness/backends/gpu.py", "harness/backends/dialect.py",
+                    "harness/frontends", "harness/emulator")
 
 
 def make_backend(spec: str, sanitize: bool, counters: bool):
@@ -175,6 +176,10 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
     plan = None
     try:
         backend = make_backend(program.backend, spec.sanitize, spec.counters)
+        if program.kernel_path:  # kernel.py: imported and compiled here, in the worker (dialect.py)
+            from harness.backends.dialect import DialectBackend
+
+            backend = DialectBackend(backend, program.kernel_path)
         plan = Plan(backend, program.launch_path)
         backend.load(program.ptx, program.cubin, program.kernel_file)
         values, buffers = [], {}
@@ -239,7 +244,9 @@ def _classify(exc: Exception, program: Program) -> Problem:
         return Problem("unsupported", str(exc), exc.file, exc.line)
     if isinstance(exc, EmulatorError):
         return Problem("internal", f"the emulator failed: {exc}", detail=traceback.format_exc())
-    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable"):
+    if type(exc).__name__ == "KernelCompileError":  # a Triton or numba kernel that did not compile
+        return Problem("compile-error", exc.message, exc.file, exc.line, exc.source)
+    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable", "FrontendUnavailable"):
         return Problem("environment", str(exc))
     if type(exc).__name__ in ("CUDARuntimeError", "CUDADriverError"):
         return _cuda_problem(exc, program)

@@ -1,0 +1,89 @@
+"""numba.cuda → PTX for sm_90 with no GPU: `numba.cuda.compile_ptx(fn, sig, cc=(9, 0), lineinfo=True)`
+(numba-cuda; its libNVVM comes from the NVIDIA wheels).
+
+The signature is built at launch from what the plan passes: a device buffer is a C-contiguous 1-D
+array of its dtype, an int an int32 (int64 past its range), a float a float32. numba passes an
+array as seven parameters (meminfo, parent, nitems, itemsize, data, shape, strides), which
+`array_params` produces. The entry name is mangled (`_ZN...reduce...`): the dialect backend
+launches it by the plan's name. lineinfo gives `.loc` lines at kernel.py.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+from harness.frontends.python_source import CompiledKernel, FrontendUnavailable, KernelCompileError, source_line
+
+CC = (9, 0)
+ARRAY_PARAMS = 7  # per 1-D array: meminfo, parent, nitems, itemsize, data, shape[0], strides[0]
+
+
+def _cuda():
+    try:
+        import numba
+        from numba import cuda
+    except ImportError as exc:
+        raise FrontendUnavailable("numba-cuda is not installed: run `pip install 'kata[numba]'`") from exc
+    return numba, cuda
+
+
+def kernels(module) -> dict:
+    """{name: python function} of the `@cuda.jit` kernels in a loaded kernel.py."""
+    numba, cuda = _cuda()
+    out = {}
+    for name, obj in vars(module).items():
+        py = getattr(obj, "py_func", None)
+        if py is not None and type(obj).__module__.startswith("numba"):
+            out[name] = py
+    return out
+
+
+def param_names(fn) -> list[str]:
+    code = fn.__code__
+    return list(code.co_varnames[:code.co_argcount])
+
+
+def numba_type(kind: str, dtype: str):
+    numba, _ = _cuda()
+    import numpy as np
+
+    if kind == "pointer":
+        return numba.from_dtype(np.dtype(dtype))[::1]
+    return numba.from_dtype(np.dtype(dtype))
+
+
+def compile_kernel(fn, path: Path, types: list) -> CompiledKernel:
+    """types: numba types, one per parameter, in order."""
+    numba, cuda = _cuda()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumbaPerformanceWarning and friends: not the learner's error
+            ptx, _ = cuda.compile_ptx(fn, tuple(types), cc=CC, lineinfo=True)
+    except Exception as exc:
+        raise _compile_error(exc, fn, Path(path)) from None
+    entry = re.search(r"\.entry\s+([\w$]+)", ptx)[1]
+    return CompiledKernel(entry, ptx, None, None, 0)
+
+
+def array_params(buf_size: int, itemsize: int, data) -> list:
+    """The seven values numba passes for a C-contiguous 1-D array."""
+    return [0, 0, int(buf_size), int(itemsize), data, int(buf_size), int(itemsize)]
+
+
+_LOC = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _compile_error(exc: Exception, fn, path: Path) -> KernelCompileError:
+    """numba's TypingError and friends name `File "kernel.py", line N` in their text."""
+    text = str(exc)
+    line = None
+    for m in _LOC.finditer(text):
+        if Path(m["file"]).name == path.name:
+            line = int(m["line"])
+    # the message proper: numba's first paragraph, without its boilerplate
+    first = text.strip().split("\n\n")[0].strip()
+    first = re.sub(r"^Failed in cuda mode pipeline \(step: [^)]*\)\s*", "", first)
+    first = " ".join(first.split())
+    return KernelCompileError(f"numba could not compile {fn.__name__}: {first}", path.name, line,
+                              source_line(path, line))
