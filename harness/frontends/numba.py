@@ -75,15 +75,30 @@ _LOC = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def _compile_error(exc: Exception, fn, path: Path) -> KernelCompileError:
-    """numba's TypingError and friends name `File "kernel.py", line N` in their text."""
+    """numba's TypingError and friends name `File "kernel.py", line N` in their text; a NameError
+    names only the name, found here in the kernel's source."""
     text = str(exc)
     line = None
     for m in _LOC.finditer(text):
         if Path(m["file"]).name == path.name:
             line = int(m["line"])
-    # the message proper: numba's first paragraph, without its boilerplate
-    first = text.strip().split("\n\n")[0].strip()
-    first = re.sub(r"^Failed in cuda mode pipeline \(step: [^)]*\)\s*", "", first)
-    first = " ".join(first.split())
-    return KernelCompileError(f"numba could not compile {fn.__name__}: {first}", path.name, line,
+    kept = [t.strip() for t in text.splitlines() if t.strip() and not t.startswith(("Failed in ", "During:"))]
+    message = kept[0] if kept else type(exc).__name__
+    call = next((t for t in kept if t.startswith(">>>")), None)
+    if call:  # "No implementation of function ... found for signature:" then ">>> add(float32, ...)"
+        message = f"{message} {call[3:].strip()}"
+    name = re.search(r"name '(\w+)' is not defined", text)
+    if line is None and name:
+        line = _first_use(fn, path, name[1])
+    return KernelCompileError(f"numba could not compile {fn.__name__}: {message}", path.name, line,
                               source_line(path, line))
+
+
+def _first_use(fn, path: Path, name: str) -> int | None:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return None
+    start = fn.__code__.co_firstlineno
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    return next((i for i in range(start, len(lines) + 1) if word.search(lines[i - 1])), None)

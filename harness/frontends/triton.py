@@ -73,7 +73,7 @@ def compile_kernel(fn, path: Path, types: dict[str, str], constexprs: dict, divi
                                   options=dict(num_warps=int(num_warps), num_stages=int(num_stages)))
     except Exception as exc:
         raise _compile_error(exc, fn, path) from None
-    ptx = compiled.asm["ptx"]
+    ptx = inline_asm_lines(compiled.asm["ptx"])
     meta = compiled.metadata
     entry = re.search(r"\.entry\s+([\w$]+)", ptx)[1]
     m = _REQNTID.search(ptx)
@@ -121,3 +121,22 @@ def _function_of(exc, fn):
         if isinstance(obj, triton.runtime.JITFunction) and obj.src == src:
             return obj
     return fn
+
+
+def inline_asm_lines(ptx: str) -> str:
+    """Inside an inline-asm block LLVM numbers each asm line from the statement's line on
+    (`.loc 1 17`, `1 18`, ... for one tl.load at line 16), pointing findings at lines below the
+    learner's statement: only the block's first `.loc` is kept, the statement's own."""
+    out, inside, seen = [], False, False
+    for line in ptx.splitlines():
+        text = line.strip()
+        if text.startswith("// begin inline asm"):
+            inside, seen = True, False
+        elif text.startswith("// end inline asm"):
+            inside = False
+        elif inside and text.startswith(".loc"):
+            if seen:
+                continue
+            seen = True
+        out.append(line)
+    return "\n".join(out) + "\n"
