@@ -53,8 +53,8 @@ def numba_type(kind: str, dtype: str):
     return numba.from_dtype(np.dtype(dtype))
 
 
-def compile_kernel(fn, path: Path, types: list) -> CompiledKernel:
-    """types: numba types, one per parameter, in order."""
+def compile_kernel(fn, path: Path, types: list, cubin: bool = False) -> CompiledKernel:
+    """types: numba types, one per parameter, in order; cubin: also link an sm_90 cubin (the GPU)."""
     numba, cuda = _cuda()
     try:
         with warnings.catch_warnings():
@@ -63,7 +63,32 @@ def compile_kernel(fn, path: Path, types: list) -> CompiledKernel:
     except Exception as exc:
         raise _compile_error(exc, fn, Path(path)) from None
     entry = re.search(r"\.entry\s+([\w$]+)", ptx)[1]
-    return CompiledKernel(entry, ptx, None, None, 0)
+    return CompiledKernel(entry, ptx, _cubin(ptx) if cubin else None, None, 0)
+
+
+def _cubin(ptx: str) -> bytes | None:
+    """The sm_90 cubin of the PTX, by nvJitLink (the nvidia-nvjitlink wheel, no driver needed), so
+    the GPU runs the same artefact as CUDA C does (a cubin loads on an older driver, PTX may not).
+    None where nvJitLink is missing: the GPU backend then loads the PTX; the emulator needs none."""
+    try:
+        from cuda.bindings import nvjitlink
+    except ImportError:
+        return None
+    try:
+        handle = nvjitlink.create(1, [f"-arch=sm_{CC[0]}{CC[1]}"])
+    except Exception:  # libnvJitLink.so absent behind the bindings
+        return None
+    try:
+        data = ptx.encode()
+        nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel.ptx")
+        nvjitlink.complete(handle)
+        buf = bytearray(nvjitlink.get_linked_cubin_size(handle))
+        nvjitlink.get_linked_cubin(handle, buf)
+        return bytes(buf)
+    except Exception:
+        return None
+    finally:
+        nvjitlink.destroy(handle)
 
 
 def array_params(buf_size: int, itemsize: int, data) -> list:
