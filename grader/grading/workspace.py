@@ -155,21 +155,14 @@ def _require_frontend(lang: str) -> None:
 
 
 def _same(path: Path, kata: catalog.Kata, name: str, files: dict | None = None) -> bool:
-    """An untouched file from the same kata is no work to lose."""
+    """An untouched file from the same kata (in any of its languages) is no work to lose."""
     if name == MARKER:
         try:
             return read_marker(path.parent) == kata.id
         except UsageError:
             return False
-    sources = {v: k for k, v in (files or FILES).items()}
-    if name not in sources:  # the other language's kernel: untouched stubs of it are no work either
-        return any(name == t and _bytes_equal(path, kata.file(src)) for lang in LANGUAGES
-                   for src, t in files_for(lang).items() if kata.file(src).is_file())
-    source = sources[name]
-    try:
-        return path.read_bytes() == kata.file(source).read_bytes()
-    except OSError:
-        return False
+    return any(target == name and kata.file(src).is_file() and _bytes_equal(path, kata.file(src))
+               for lang in LANGUAGES for src, target in files_for(lang).items())
 
 
 def _bytes_equal(a: Path, b: Path) -> bool:

@@ -93,3 +93,21 @@ def test_without_triton_lang_triton_exits_3_naming_the_install(kata, monkeypatch
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
     r = kata("start", "reduce", "ws", "--lang", "triton")
     assert r.exit_code == 3 and "pip install 'kata[triton]'" in r.output
+
+
+def test_switching_a_workspace_to_triton_keeps_the_cuda_kernel_aside(kata):
+    assert kata("start", "reduce", "ws").exit_code == 0
+    r = kata("start", "reduce", "ws", "--lang", "triton")
+    assert r.exit_code == 0, r.output
+    assert open("ws/kernel.cu.bak").read().startswith("// Sum n floats")
+    assert "@triton.jit" in open("ws/kernel.py").read() and "constexprs" in open("ws/launch.py").read()
+
+
+def test_a_kata_without_a_triton_stub_says_which_languages_it_has(kata):
+    r = kata("start", "bfs", "ws", "--lang", "triton")
+    assert r.exit_code == 2 and "bfs has no triton stub (it offers: cuda)" in r.output
+
+
+def test_the_triton_solution_is_shown_after_giving_up(kata):
+    r = kata("solution", "softmax", "--lang", "triton", "--give-up")
+    assert r.exit_code == 0 and "solutions/softmax/triton/kernel.py" in r.output and "ONE_TILE" in r.output
