@@ -23,6 +23,7 @@ from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, di
                          sanitizer_stage, screen_stage, where as _where)
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
+from grader.grading.python_kernels import python_compile_failure, python_compile_stage
 from harness.frontends import nvrtc as compiler
 from harness.sandbox.isolation import Program, Worker
 
@@ -83,9 +84,10 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
     resources = ResourceStage(tuple(compiled.resources.values()), ())
+    python_kernel = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
                       launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"),
-                      require_sandbox=require_sandbox)
+                      require_sandbox=require_sandbox, kernel_path=python_kernel)
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:
@@ -120,6 +122,11 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         correctness = _correctness(search, seed, examples, rerun_base)
         if correctness.failure is not None:
             failure = correctness.failure
+            if failure.problem is not None and failure.problem.kind == "compile-error":
+                # a Python kernel compiles in the worker, at its first launch: still the compile stage
+                stage = python_compile_failure(failure.problem)
+                return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
+                                   reasons=("compile-error",), compile=stage)
             if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
                 data = runs[search.failure.case.label()][0]
                 failure, findings = diagnose(kata, emulator, data, failure, findings, label)
@@ -162,7 +169,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
 
         # The H200 model's estimate, on the emulator's worker while the GPU worker times.
         with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed) as model:
-            perf, problem = _performance(worker, kata.id, compiled, seed)
+            perf, problem = _performance(worker, kata.id, compiled, seed, python_kernel)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
                                stage="performance", headline=f"performance stage: {problem.message}",
@@ -190,10 +197,10 @@ def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
     worker.prefetch("grader.performance.prefetching:prefetch", kata_id=kata_id, seed=seed)
 
 
-def _performance(worker: Worker, kata_id: str, compiled, seed: int):
+def _performance(worker: Worker, kata_id: str, compiled, seed: int, kernel_path: str = ""):
     """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
     return worker.call("grader.grading.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
-                       kata_id=kata_id, compiled=compiled, seed=seed)
+                       kata_id=kata_id, compiled=compiled, seed=seed, kernel_path=kernel_path)
 
 
 # -- stages ------------------------------------------------------------------------------------
@@ -214,6 +221,8 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     launch_problem = _check_launch_syntax(sub.launch, launch_text)
     if launch_problem:
         return None, CompileStage(False, (), "", launch_problem)
+    if sub.kernel.suffix == ".py":
+        return python_compile_stage(source, sub.kernel)
     try:
         compiled = compiler.compile(source, name, cubin=True)
     except compiler.CompilerUnavailable as exc:
@@ -280,11 +289,18 @@ def _occupancy(compiled, launches, backend: str) -> tuple:
     return tuple(occupancy_table(compiled.resources, rows, H200))
 
 
-def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int):
+def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int, kernel_path: str = ""):
     """Runs inside the worker process: the GPU performance stage with the learner's plan."""
     from grader.performance.measured import performance_stage
 
-    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed)
+    make_plan = None
+    if kernel_path:  # Triton / numba: the same compiled artefact, specialised per launch
+        from harness.backends.dialect import DialectBackend
+        from harness.backends.plan import Plan
+
+        make_plan = lambda b: Plan(DialectBackend(b, kernel_path), launch_file)  # noqa: E731
+    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed,
+                             make_plan=make_plan)
 
 
 def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:

@@ -9,7 +9,8 @@ from pathlib import Path
 from harness.sandbox.protocol import Problem
 
 #: code below the launch plan: an exception raised in these is ours, not the learner's
-_BACKEND_MODULES = ("harness/backends/cpu.py", "harness/backends/gpu.py", "harness/emulator")
+_BACKEND_MODULES = ("harness/backends/cpu.py", "harness/backends/gpu.py", "harness/backends/dialect.py",
+                    "harness/frontends", "harness/emulator")
 
 
 class _LaunchPyProblem(Exception):

@@ -33,6 +33,7 @@ class Program:
     launch_source: str | None = None  # its text as read once at the start of the grade (None: read it)
     kernel_source: str | None = None  # kernel.cu's text, for the parameters' C types (signatures.py)
     require_sandbox: bool = False  # hidden tests: launch.py never runs without the full OS sandbox
+    kernel_path: str = ""  # absolute path of a Python kernel (Triton, numba): compiled in the worker
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,10 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
     device_out = device_stdout.start() if program.backend == "gpu" else None  # the GPU's printf
     try:
         backend = make_backend(program.backend, spec.sanitize, spec.counters)
+        if program.kernel_path:  # kernel.py: imported and compiled here, in the worker (dialect.py)
+            from harness.backends.dialect import DialectBackend
+
+            backend = DialectBackend(backend, program.kernel_path)
         plan = Plan(backend, program.launch_path)
         backend.load(program.ptx, program.cubin, program.kernel_file)
         values, buffers = [], {}
@@ -251,7 +255,9 @@ def _classify(exc: Exception, program: Program) -> Problem:
         return Problem("unsupported", str(exc), exc.file, exc.line)
     if isinstance(exc, EmulatorError):
         return Problem("internal", f"the emulator failed: {exc}", detail=traceback.format_exc())
-    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable"):
+    if type(exc).__name__ == "KernelCompileError":  # a Triton or numba kernel that did not compile
+        return Problem("compile-error", exc.message, exc.file, exc.line, exc.source)
+    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable", "FrontendUnavailable"):
         return Problem("environment", str(exc))
     if type(exc).__name__ in ("CUDARuntimeError", "CUDADriverError"):
         return _cuda_problem(exc, program)
