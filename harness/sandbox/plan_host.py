@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from harness.backends.base import Buffer
+from harness.backends.plan import LaunchError
 from harness.sandbox.protocol import Problem
 
 _READY_S = 60.0  # start-up: a fresh interpreter importing numpy on a loaded machine
@@ -100,7 +101,8 @@ class PlanHost:
 
         descs = [desc(v) for v in values]
         named = {k: desc(v) for k, v in (kwargs or {}).items()}
-        self.conn.send(("run", (descs, named, timeout_s, backend.facts)))
+        dialect = getattr(backend, "prepare", None) is not None  # a Triton or numba kernel.py
+        self.conn.send(("run", (descs, named, timeout_s, backend.facts, dialect)))
         failure: BaseException | None = None
         deadline = time.monotonic() + timeout_s + _GRACE_S
         while True:
@@ -170,6 +172,22 @@ class PlanHost:
         if op == "sync":
             backend.synchronize()
             return None
+        if op == "prepare":  # a Python kernel compiled for this launch, here where kernel.py lives
+            _, name, grid, block, shared, args, options = message
+            real = [_resolve(handles, a) if isinstance(a, tuple) else a for a in args]
+            try:
+                entry, block, shared, ready = backend.prepare(str(name), tuple(grid), block, shared, list(real),
+                                                              dict(options))
+            except LaunchError as exc:  # the plan's mistake: the plan process names its line
+                raise _Refused(exc.message) from None
+            out = []
+            for value in ready:
+                given = next((args[i] for i, r in enumerate(real) if r is value), None)
+                if given is None and isinstance(value, Buffer):  # scratch the compiler asked for
+                    handles[len(handles) + 1] = value
+                    given = (len(handles), np.dtype(value.dtype).str, int(value.size), 0)
+                out.append(value if given is None else given)
+            return entry, block, shared, out
         raise _Refused(f"unknown request {op!r}")
 
     def _died(self, doing: str) -> Problem:

@@ -47,6 +47,22 @@ class RemoteBackend:
     def __init__(self, conn, facts: DeviceFacts):
         self._conn, self.facts = conn, facts
         self._params: dict = {}
+        self.dialect = False  # the worker compiles a Python kernel (Triton, numba) per launch
+
+    @property
+    def prepare(self):
+        """Plan's hook for Python kernels (None for CUDA C): the worker compiles the launch."""
+        return self._prepare if self.dialect else None
+
+    def _prepare(self, name, grid, block, shared, args, options):
+        try:
+            entry, block, shared, ready = self._ask("prepare", name, tuple(grid), block, shared,
+                                                    [_desc(a) if isinstance(a, Buffer) else a for a in args],
+                                                    options)
+        except _HostRefused as exc:  # the compiled kernel disagrees with the launch: the plan's line
+            raise LaunchError(str(exc)) from None
+        return entry, block, shared, [Buffer(a[0], np.dtype(a[1]), int(a[2]), int(a[3]))
+                                      if isinstance(a, tuple) and len(a) == 4 else a for a in ready]
 
     def _ask(self, *message):
         self._conn.send(message)
@@ -95,7 +111,7 @@ class RemotePlan(Plan):
         super().__init__(backend, launch_file)
         self._own, self._kata = own, kata
 
-    def launch(self, name, grid, block, args=(), shared: int = 0) -> None:
+    def launch(self, name, grid, block=None, args=(), shared: int = 0, **options) -> None:
         types = getattr(self._backend, "kernel_types", {}).get(name) if isinstance(name, str) else None
         if types and isinstance(args, (tuple, list)):
             for i, (value, (pointee, text, line)) in enumerate(zip(args, types), start=1):
@@ -109,7 +125,7 @@ class RemotePlan(Plan):
                         f"{np.dtype(want).itemsize}-byte {want} values, but this buffer holds {have.name} "
                         f"({have.itemsize} bytes each): the parameter's type does not match the kata's dtype",
                         f"declare it as a pointer to {_C_NAMES.get(have.name, have.name)} in kernel.cu")
-        super().launch(name, grid, block, args, shared)
+        super().launch(name, grid, block, args, shared, **options)
 
     def empty(self, count, dtype="float32"):
         buf = super().empty(count, dtype)
@@ -169,7 +185,7 @@ def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, sourc
             return
         if kind == "stop":
             return
-        descs, kwargs, timeout_s, backend.facts = payload
+        descs, kwargs, timeout_s, backend.facts, backend.dialect = payload
         problem, launches, out, fatal = _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s,
                                              _launch_py_problem)
         with contextlib.suppress(OSError):
