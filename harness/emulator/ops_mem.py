@@ -210,8 +210,15 @@ def _ld_param(eng, inst, t, puts, ao):
             for p, v in zip(puts, vals):
                 p(sel, v)
         return PLAIN, run
-    buf = eng.pbuf[ao.name]
     dt = np.dtype(NP[t])
+    if ao.name in eng.regs and ao.name not in eng.pbuf:  # [%rd+8]: %rd holds a kernel parameter's address
+        addr = eng.view(ao.name, "u64")
+
+        def run_at(sel):
+            for k, p in enumerate(puts):
+                p(sel, eng.kparam_at(addr[sel].astype(np.int64) + ao.offset + k * dt.itemsize, t))
+        return PLAIN, run_at
+    buf = eng.pbuf[ao.name]
 
     def run(sel):
         for k, p in enumerate(puts):

@@ -75,6 +75,7 @@ _LABEL = re.compile(r"([$%\w.]+):")
 _DECL = re.compile(r"\.(reg|shared|local|const|global|param)\b")
 _REGRANGE = re.compile(r"^(%?[\w$.]+)<(\d+)>$")
 _LOCLINE = re.compile(r"\.(loc|file)\s")
+_POINTEE = re.compile(r"\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?")
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 
 
@@ -168,7 +169,9 @@ class _Parser:
             inner = group[1:-1] if group.startswith("(") else group
             offset = 0
             for decl in split_top(inner):
-                v = parse_var(decl.replace(".ptr", "").replace(".global", "").replace(".shared", ""))
+                # `.ptr .global .align N` describes the pointee (N: its alignment), not the parameter:
+                # read as the parameter's, `.align 1` would pack an 8-byte pointer at a misaligned offset
+                v = parse_var(_POINTEE.sub("", decl))
                 words = decl.split()
                 typ = next((w[1:] for w in words if w.startswith(".") and w[1:] in TYPE_BITS), "b8")
                 offset = (offset + v.align - 1) // v.align * v.align
