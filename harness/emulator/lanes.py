@@ -302,15 +302,6 @@ class LaunchState:
             return self.param_offset[name]  # buffer: `mov %rd, k_param_2; ld.param [%rd+8]` (clang)
         raise UnsupportedPTX(f"{inst.opcode} of symbol {name}", inst.file, inst.line)
 
-    def kparam_at(self, at: np.ndarray, t: str) -> np.ndarray:
-        """Kernel-parameter bytes at per-lane offsets into the parameter buffer (an address in a register)."""
-        dt = np.dtype(NP[t])
-        raw = np.frombuffer(self._params, np.uint8)
-        at = np.asarray(at, np.int64).ravel()
-        if at.size and (at.min() < 0 or at.max() + dt.itemsize > raw.size):
-            raise EmulatorError(f"ld.param outside the {raw.size}-byte kernel parameter buffer")
-        return np.ascontiguousarray(raw[at[:, None] + np.arange(dt.itemsize)]).view(dt).ravel()
-
     def kparam(self, name: str, off: int, t: str):
         """A kernel parameter's bytes as a scalar (they are the same for every lane)."""
         at = self.param_offset[name] + off
