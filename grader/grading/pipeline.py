@@ -21,7 +21,8 @@ from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, di
                          sanitizer_stage, screen_stage, where as _where)
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
-from harness.frontends import nvrtc as compiler
+from harness.frontends import interface as frontends
+from harness.frontends.nvrtc import CompilerUnavailable
 from harness.sandbox.isolation import Program, Worker
 
 CASE_TIMEOUT_S = 120.0
@@ -70,6 +71,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                 backend_reason=why, seed=seed, notes=sub.notes)
 
     compiled, stage = _compile(sub)
+    if compiled is not None and compiled.notes:  # e.g. clang without ptxas: no resources
+        base["notes"] = (*base["notes"], *compiled.notes)
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
@@ -183,9 +186,9 @@ def _compile(sub: Submission):
     if launch_problem:
         return None, CompileStage(False, (), "", launch_problem)
     try:
-        compiled = compiler.compile(source, name, cubin=True)
-    except compiler.CompilerUnavailable as exc:
-        raise EnvironmentProblem(str(exc), hint="pip install nvidia-cuda-nvrtc cuda-bindings") from None
+        compiled = frontends.compile(source, name, cubin=True)
+    except CompilerUnavailable as exc:  # its hint: what to install, or `kata setup` for clang's CUDA folder
+        raise EnvironmentProblem(str(exc), hint=exc.hint) from None
     stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
                          nvrtc_version=compiled.nvrtc_version)
     return compiled, stage
