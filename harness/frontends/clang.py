@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -97,6 +98,26 @@ def command(root: Path, src: Path, out: Path, options=()) -> list[str]:
     return cmd + list(options) + ["-o", str(out), str(src)]
 
 
+def _pch(root: Path) -> Path | None:
+    """clang's CUDA wrapper and the CUDA headers it pulls in, precompiled once per folder and clang:
+    a compile then takes ~0.2 s instead of ~1.3 s (the same PTX, byte for byte)."""
+    pch = root / f"wrapper-{clang_version()}.pch"
+    if pch.exists():
+        return pch
+    empty = root / "pch-main.cu"  # the PCH names its main file: it must stay
+    out = pch.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        if not empty.exists():
+            empty.write_text("")
+        run = subprocess.run(command(root, empty, out, ["-Xclang", "-emit-pch"]), capture_output=True)
+        if run.returncode != 0 or not out.exists():
+            return None
+        os.replace(out, pch)
+    except OSError:  # a read-only folder: compile without
+        return None
+    return pch
+
+
 _DIAG = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning): (?P<msg>.*)$")
 _QUOTE = re.compile(r"^\s*\d+\s*\|\s?(?P<code>.*)$")
 
@@ -168,7 +189,12 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         tmp = Path(tmp_name)
         src, out = tmp / Path(filename).name, tmp / "kernel.ptx"
         src.write_text(source)
-        run = subprocess.run(command(root, src, out, options), capture_output=True, text=True)
+        pch = _pch(root) if not options else None  # a -D of the caller's would not match the PCH's
+        extra = ["-Xclang", "-include-pch", "-Xclang", str(pch)] if pch else []
+        run = subprocess.run(command(root, src, out, [*extra, *options]), capture_output=True, text=True)
+        if pch and run.returncode != 0 and ".pch" in run.stderr:  # a stale PCH: rebuild it next time
+            pch.unlink(missing_ok=True)
+            run = subprocess.run(command(root, src, out, options), capture_output=True, text=True)
         log = (run.stdout + run.stderr).replace(str(tmp) + "/", "").strip()
         ok = run.returncode == 0 and out.exists()
         ptx = out.read_text() if ok else None
