@@ -82,8 +82,8 @@ _CHAIN = re.compile(r"\bchain=(\S+)")
 
 
 def _chain_marker(chain: str) -> str:
-    """`@[ /x/kernel.cu:5:24 @[ ... ] ]` → ` chain=kernel.cu:5␟...`, innermost caller first, outside the comment."""
-    return " chain=" + "\x1f".join(f"{PurePath(p).name.replace(' ', '_')}:{ln}"
+    """`@[ /x/kernel.cu:5:24 @[ ... ] ]` → ` chain=kernel.cu:5|...`, innermost caller first, outside the comment."""
+    return " chain=" + "|".join(f"{PurePath(p).name.replace(' ', '_')}:{ln}"
                                     for p, ln in re.findall(r"@\[\s*(.+?):(\d+):\d+", chain))
 
 
@@ -241,7 +241,7 @@ class _Parser:
                 if (m := _LOC.match(body, i)) is not None:
                     c = _CHAIN.search(body, i, e)
                     loc = (int(m[1]), int(m[2]), int(m[3]), tuple(
-                        (name, int(line)) for name, line in (x.rsplit(":", 1) for x in c[1].split("\x1f"))) if c else ())
+                        (name, int(line)) for name, line in (x.rsplit(":", 1) for x in c[1].split("|"))) if c else ())
                     if m[4]:
                         self.inlined[loc[:3]] = (int(m[4]), int(m[5]), int(m[6]))
                 i = e
