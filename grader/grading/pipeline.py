@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
 from grader.grading import cases as _cases
@@ -31,6 +32,8 @@ PERF_TIMEOUT_S = 540.0
 #: failures on the GPU whose cause the emulator's sanitizer may name: an out-of-bounds access that
 #: crashed the GPU, a shuffle naming exited lanes that hung it (the emulator's watchdog bounds a rerun)
 _DIAGNOSED = ("wrong-answer", "crash", "timeout")
+WINDOWS = ("kernel.cu compiles, but kata cannot run it on Windows: the launch plan runs in a sandboxed "
+           "worker process (memory caps, signals, and the launch-plan sandbox) that needs Linux or macOS")
 
 
 def choose_backend(requested: str) -> tuple[str, str]:
@@ -76,6 +79,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
+    if _on_windows():  # the compile stage above works there (NVRTC has Windows wheels)
+        raise EnvironmentProblem(WINDOWS, hint="install WSL 2 (`wsl --install`), then `pip install kata` inside it")
     resources = ResourceStage(tuple(compiled.resources.values()), ())
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
     rerun_base = _rerun_command(sub, kata_id, backend)
@@ -147,6 +152,10 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         return GradeReport(**base, verdict="pass", stage="done",
                            headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
                            performance=perf, **common)
+
+
+def _on_windows() -> bool:
+    return sys.platform == "win32"
 
 
 def _on_gpu(backend: str) -> bool:

@@ -103,3 +103,21 @@ def test_clang_chain_in_a_comment_is_walked():
            '\tmov.u32 %r1, %tid.x;\n\t.loc 1 8 1\n\tret;\n}\n')
     code = load_ptx(ptx, "kernel.cu").code
     assert [(i.file, i.line) for i in code] == [("kernel.cu", 7), ("kernel.cu", 8)]
+
+
+def test_windows_gets_a_clear_message_after_the_compile(tmp_path, monkeypatch, nvrtc_or_skip):
+    from grader.cli import cli
+    from grader.grading import pipeline
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kernel.cu").write_text(GOOD)
+    (ws / "launch.py").write_text("def launch(k, x, out, n):\n    pass\n")
+    monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(pipeline, "_on_windows", lambda: True)
+    res = CliRunner().invoke(cli, ["grade", str(ws), "--kata", "reduce", "--backend", "cpu"])
+    assert res.exit_code == 3, res.output
+    assert "cannot run it on Windows" in res.output and "WSL" in res.output
+    (ws / "kernel.cu").write_text(GOOD.replace("1.0f;", "1.0f"))  # a compile error is still reported
+    res = CliRunner().invoke(cli, ["grade", str(ws), "--kata", "reduce", "--backend", "cpu"])
+    assert res.exit_code == 1 and "does not compile: kernel.cu:4" in res.output, res.output

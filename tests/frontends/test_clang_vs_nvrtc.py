@@ -26,18 +26,19 @@ from harness.frontends import clang, nvrtc  # noqa: E402
 KNOWN: dict[tuple[str, str], str] = {}
 
 #: one wrong kernel per kind of finding, from katas whose grades are quick, and two solutions
+SLOW = pytest.mark.slow  # the sanitizer's full run (a race) or every case (a solution): ~10 s each
 SAMPLE = [
-    ("reduce", "missing_syncthreads"),  # race-raw
+    pytest.param("reduce", "missing_syncthreads", marks=SLOW),  # race-raw
     ("reduce", "missing_bounds_check"),  # out-of-bounds
     ("reduce", "too_many_threads"),  # launch-error
     ("reduce", "uninitialized_output"),  # wrong-answer from an unwritten output
     ("vector-add", "tail_off_by_one"),  # wrong-answer
-    ("softmax", "reused_scratch_without_barrier"),  # race-war
+    pytest.param("softmax", "reused_scratch_without_barrier", marks=SLOW),  # race-war
     ("histogram", "uninitialized_shared_histogram"),  # uninitialized-read
     ("spmv", "full_mask_after_early_exit"),  # deadlock
-    ("cross-entropy", "assumes_aligned_rows"),  # misaligned
-    ("reduce", "solution"),
-    ("vector-add", "solution"),
+    ("cross-entropy", "assumes_aligned_rows"),  # misaligned (through __stcs: clang_extras.py)
+    pytest.param("reduce", "solution", marks=SLOW),
+    pytest.param("vector-add", "solution", marks=SLOW),
 ]
 
 
