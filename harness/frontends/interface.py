@@ -9,6 +9,7 @@ in LANGUAGES; everything after the PTX is shared.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from pathlib import PurePath
@@ -60,5 +61,9 @@ def choose(filename: str = "kernel.cu", requested: str | None = None) -> tuple[s
 
 def compile(source: str, filename: str = "kernel.cu", *, frontend: str | None = None,
             **kwargs) -> CompileResult:
-    name, _ = choose(filename, frontend)
-    return _module(name).compile(source, filename, **kwargs)
+    name, why = choose(filename, frontend)
+    result = _module(name).compile(source, filename, **kwargs)
+    default = LANGUAGES.get(PurePath(filename).suffix or ".cu", LANGUAGES[".cu"])[0]
+    if name != default:  # the report says so: a GPU machine compiles this file with the default
+        result = dataclasses.replace(result, notes=(f"compiled with {name} ({why})", *result.notes))
+    return result

@@ -9,6 +9,7 @@ import contextlib
 import importlib
 import io
 import os
+import sys
 import threading
 import time
 import traceback
@@ -52,7 +53,12 @@ def main(conn, memory_bytes: int | None) -> None:
         if memory_bytes:
             import resource
 
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, resource.RLIM_INFINITY))
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, resource.RLIM_INFINITY))
+            except (ValueError, OSError):
+                if sys.platform.startswith("linux"):
+                    raise
+                # macOS neither enforces an address-space cap nor always accepts one: run uncapped
         launch_fn = _load_launch(program.launch_path)
     except _LaunchPyProblem as exc:
         conn.send(("problem", exc.problem))
