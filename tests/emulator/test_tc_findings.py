@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.compiler import compile
+from harness.frontends.nvrtc import compile
 from harness.emulator import Emulator
 
 CP_ASYNC = r'''

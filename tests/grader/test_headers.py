@@ -1,7 +1,7 @@
 """The CUDA headers a learner includes compile with the project's wheels alone (no toolkit)."""
 import pytest
 
-from harness.compiler import compile
+from harness.frontends.nvrtc import compile
 
 WMMA = r'''
 #include <mma.h>
