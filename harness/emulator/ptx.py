@@ -238,7 +238,8 @@ class _Parser:
             if _LOCLINE.match(body, i):
                 e = body.find("\n", i)
                 e = n if e < 0 else e
-                if (m := _LOC.match(body, i)) is not None:
+                # line 0 (clang: code of no one line, e.g. merged from two) keeps the line before it
+                if (m := _LOC.match(body, i)) is not None and m[2] != "0":
                     c = _CHAIN.search(body, i, e)
                     loc = (int(m[1]), int(m[2]), int(m[3]), tuple(
                         (name, int(line)) for name, line in (x.rsplit(":", 1) for x in c[1].split("|"))) if c else ())

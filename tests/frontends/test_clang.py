@@ -121,3 +121,11 @@ def test_windows_gets_a_clear_message_after_the_compile(tmp_path, monkeypatch, n
     (ws / "kernel.cu").write_text(GOOD.replace("1.0f;", "1.0f"))  # a compile error is still reported
     res = CliRunner().invoke(cli, ["grade", str(ws), "--kata", "reduce", "--backend", "cpu"])
     assert res.exit_code == 1 and "does not compile: kernel.cu:4" in res.output, res.output
+
+
+def test_line_zero_keeps_the_line_before():
+    """clang's `.loc 1 0 0` (code of no single line) must not show as kernel.cu:0."""
+    ptx = ('.version 8.8\n.target sm_90\n.address_size 64\n.file 1 "/t/kernel.cu"\n'
+           '.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t.loc 1 6 3\n\tmov.u32 %r1, %tid.x;\n'
+           '\t.loc 1 0 0\n\tmov.u32 %r2, %r1;\n\tret;\n}\n')
+    assert [i.line for i in load_ptx(ptx, "kernel.cu").code] == [6, 6, 6]
