@@ -82,6 +82,9 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     if _on_windows():  # the compile stage above works there (NVRTC has Windows wheels)
         raise EnvironmentProblem(WINDOWS, hint="install WSL 2 (`wsl --install`), then `pip install kata` inside it")
     resources = ResourceStage(tuple(compiled.resources.values()), ())
+    if _on_gpu(chosen) and compiled.cubin is None:  # clang without ptxas makes PTX only
+        raise EnvironmentProblem(f"--backend gpu needs a cubin, and {compiled.frontend} made PTX only: "
+                                 + " ".join(compiled.notes), hint="unset KATA_FRONTEND (NVRTC), or use --backend cpu")
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)

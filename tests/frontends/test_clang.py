@@ -129,3 +129,13 @@ def test_line_zero_keeps_the_line_before():
            '.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\t.loc 1 6 3\n\tmov.u32 %r1, %tid.x;\n'
            '\t.loc 1 0 0\n\tmov.u32 %r2, %r1;\n\tret;\n}\n')
     assert [i.line for i in load_ptx(ptx, "kernel.cu").code] == [6, 6, 6]
+
+
+def test_without_ptxas_the_report_says_what_is_missing(clang_folder, monkeypatch):
+    monkeypatch.setattr(clang, "_ptxas", lambda: None)  # a Mac: NVIDIA ships no ptxas for macOS
+    res = clang.compile(GOOD, "kernel.cu", cubin=True, use_cache=False)
+    assert res.ok and res.cubin is None and res.resources == {}
+    assert any("ptxas" in n and "not reported" in n for n in res.notes)
+    monkeypatch.setenv("KATA_FRONTEND", "clang")
+    res = interface.compile(GOOD, "kernel.cu", cubin=True, use_cache=False)
+    assert res.notes[0] == "compiled with clang (KATA_FRONTEND=clang)"
