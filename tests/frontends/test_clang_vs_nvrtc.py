@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from compare_frontends import grade_with, summary  # noqa: E402
+from clang_fixtures import clang_folder, nvrtc_or_skip  # noqa: E402,F401  (fixtures)
 
 from grader import catalog  # noqa: E402
 from grader.catalog import wrong  # noqa: E402
