@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
 from grader.grading import cases as _cases
@@ -24,7 +25,8 @@ from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, di
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
 from grader.grading.python_kernels import python_compile_failure, python_compile_stage
-from harness.frontends import nvrtc as compiler
+from harness.frontends import interface as frontends
+from harness.frontends.nvrtc import CompilerUnavailable
 from harness.sandbox.isolation import Program, Worker
 
 CASE_TIMEOUT_S = 120.0
@@ -33,6 +35,8 @@ PERF_TIMEOUT_S = 540.0
 #: failures on the GPU whose cause the emulator's sanitizer may name: an out-of-bounds access that
 #: crashed the GPU, a shuffle naming exited lanes that hung it (the emulator's watchdog bounds a rerun)
 _DIAGNOSED = ("wrong-answer", "crash", "timeout")
+WINDOWS = ("kernel.cu compiles, but kata cannot run it on Windows: the launch plan runs in a sandboxed "
+           "worker process (memory caps, signals, and the launch-plan sandbox) that needs Linux or macOS")
 
 
 def choose_backend(requested: str) -> tuple[str, str]:
@@ -80,10 +84,17 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     raw, launch_text = sub.kernel.read_bytes(), _notes.read_text(sub.launch)
     base["sources"] = _notes.sources_hash(sub, raw, launch_text)
     compiled, stage = _compile(sub, raw, launch_text)
+    if compiled is not None and compiled.notes:  # e.g. clang without ptxas: no resources
+        base["notes"] = (*base["notes"], *compiled.notes)
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
+    if _on_windows():  # the compile stage above works there (NVRTC has Windows wheels)
+        raise EnvironmentProblem(WINDOWS, hint="install WSL 2 (`wsl --install`), then `pip install kata` inside it")
     resources = ResourceStage(tuple(compiled.resources.values()), ())
+    if _on_gpu(chosen) and compiled.cubin is None:  # clang without ptxas makes PTX only
+        raise EnvironmentProblem(f"--backend gpu needs a cubin, and {compiled.frontend} made PTX only: "
+                                 + " ".join(compiled.notes), hint="unset KATA_FRONTEND (NVRTC), or use --backend cpu")
     python_kernel = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
                       launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"),
@@ -186,6 +197,10 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                            performance=perf, estimate=model.result(), **common)
 
 
+def _on_windows() -> bool:
+    return sys.platform == "win32"
+
+
 def _on_gpu(backend: str) -> bool:
     """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
     return backend == "gpu"
@@ -224,9 +239,9 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     if sub.kernel.suffix == ".py":
         return python_compile_stage(source, sub.kernel)
     try:
-        compiled = compiler.compile(source, name, cubin=True)
-    except compiler.CompilerUnavailable as exc:
-        raise EnvironmentProblem(str(exc), hint="pip install nvidia-cuda-nvrtc cuda-bindings") from None
+        compiled = frontends.compile(source, name, cubin=True)
+    except CompilerUnavailable as exc:  # its hint: what to install, or `kata setup` for clang's CUDA folder
+        raise EnvironmentProblem(str(exc), hint=exc.hint) from None
     stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
                          nvrtc_version=compiled.nvrtc_version)
     return compiled, stage

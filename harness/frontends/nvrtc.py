@@ -23,6 +23,8 @@ BASE_OPTIONS = ("-lineinfo", "-std=c++17")
 class CompilerUnavailable(RuntimeError):
     """NVRTC could not be loaded: a setup problem, not the learner's."""
 
+    hint = "pip install nvidia-cuda-nvrtc cuda-bindings"  # the next step, shown on its own line
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -54,6 +56,8 @@ class CompileResult:
     cubin: bytes | None = None  # sm_90 cubin (only from compile(..., cubin=True))
     resources: dict[str, Resources] = field(default_factory=dict)  # per kernel, from ptxas -v
     nvrtc_version: tuple[int, int] = (0, 0)
+    frontend: str = "nvrtc"  # which front end made it (harness/frontends/interface.py)
+    notes: tuple[str, ...] = ()  # what this front end could not provide (clang without ptxas: resources)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -75,6 +79,15 @@ def _nvrtc():
                 "NVRTC is not installed: run `pip install nvidia-cuda-nvrtc cuda-bindings`"
             ) from exc
     return nvrtc
+
+
+def available() -> bool:
+    """Whether NVRTC loads here (the compile interface's test; no NVRTC wheel exists for macOS)."""
+    try:
+        nvrtc_version()
+    except CompilerUnavailable:
+        return False
+    return True
 
 
 def nvrtc_version() -> tuple[int, int]:
