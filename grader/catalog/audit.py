@@ -14,11 +14,11 @@ from pathlib import Path
 from harness.emulator.findings import KINDS
 
 from grader import catalog
-from grader.catalog import wrong
+from grader.catalog import audit_languages, wrong
 from grader.errors import KataError
 
 EXPECTABLE = ("compile-error", "wrong-answer", "launch-error", "crash", "timeout", *KINDS)
-_SOLUTION_FILES = {"kernel.cu", "launch.py", "README.md", "wrong", "__pycache__"}
+_SOLUTION_FILES = {"kernel.cu", "launch.py", "README.md", "wrong", "__pycache__", *wrong.LANGUAGE_DIRS}
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ def check(kata_ids: list[str] | None = None, backend: str = "cpu", on_result=Non
             add(c)
         for c in _graded(kata, backend):
             add(c)
+        # the same kata in Triton and numba (grader/catalog/audit_languages.py)
+        for c in audit_languages.checks(kata, backend, lambda *a, k=kata.id: Check(k, *a)):
+            add(c)
     return results
 
 
@@ -57,7 +60,9 @@ def _static(kata) -> list[Check]:
     out = []
     stub = kata.file("stub.cu").read_text()
     out.append(Check(kata.id, "stub.cu", "has TODO", "has TODO" if "TODO" in stub else "no TODO", "TODO" in stub))
-    stray = sorted(p.name for p in kata.folder.iterdir() if p.name not in (*catalog.KATA_FILES, "__pycache__"))
+    dialect = [f for lang in audit_languages.offered(kata) for f in audit_languages.stub_files(lang)]
+    stray = sorted(p.name for p in kata.folder.iterdir() if p.name not in (*catalog.KATA_FILES, *dialect,
+                                                                             "__pycache__"))
     sol = kata.solution_dir
     if sol.is_dir():
         stray += sorted(f"solutions/{p.name}" for p in sol.iterdir() if p.name not in _SOLUTION_FILES)

@@ -28,8 +28,16 @@ from pathlib import Path
 from grader.errors import CatalogError
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_EXPECT = re.compile(r"^//\s*kata-expect:\s*([\w-]+)\s*$")
-SUFFIXES = (".patch", ".cu")
+_EXPECT = re.compile(r"^(?://|#)\s*kata-expect:\s*([\w-]+)\s*$")
+#: a Triton or numba solution (solutions/<id>/<lang>/) has wrong/<bug>.patch of its kernel.py, `#` comments
+SUFFIXES = (".patch", ".cu", ".py")
+LANGUAGE_DIRS = ("triton", "numba")
+
+
+def solution_kernel(solution_dir: Path) -> Path:
+    """kernel.cu, or kernel.py in a Python language's solution folder."""
+    py = Path(solution_dir) / "kernel.py"
+    return py if py.is_file() else Path(solution_dir) / "kernel.cu"
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class Mistake:
             return text[text.index("--- "):] if "--- " in text else text
         import difflib
 
-        solution = (self.path.parent.parent / "kernel.cu").read_text().splitlines(True)
+        solution = solution_kernel(self.path.parent.parent).read_text().splitlines(True)
         return "".join(difflib.unified_diff(solution, _body_lines(self.path.read_text()),
                                             "a/kernel.cu", "b/kernel.cu"))
 
@@ -64,11 +72,11 @@ def mistakes(kata_id: str, solution_dir: Path) -> list[Mistake]:
         return []
     found = []
     for path in sorted(folder.iterdir()):
-        if path.suffix not in SUFFIXES:
+        if path.suffix not in SUFFIXES or path.name.endswith(".launch.py"):
             continue
         lines = path.read_text().splitlines()
         m = _EXPECT.match(lines[0].strip()) if lines else None
-        why = lines[1].lstrip("/ ").strip() if len(lines) > 1 and lines[1].startswith("//") else ""
+        why = lines[1].lstrip("/# ").strip() if len(lines) > 1 and lines[1].startswith(("//", "#")) else ""
         plan = path.with_name(path.stem + ".launch.py")
         found.append(Mistake(kata_id, path.stem, path, m[1] if m else None, why,
                              plan if plan.is_file() else None))
@@ -80,25 +88,27 @@ def kernel_source(mistake: Mistake) -> str:
     text = mistake.path.read_text()
     if not mistake.is_patch:
         return text
-    solution = mistake.path.parent.parent / "kernel.cu"
+    solution = solution_kernel(mistake.path.parent.parent)
     cut = text.find("\n--- ") + 1  # 0 when the patch has no hunks (the bug is in its launch.py)
     header, diff = (text[:cut], text[cut:]) if cut else (text, "")
     return header + apply(solution.read_text(), diff, where=mistake.path)
 
 
-def materialise(kata_id: str, name: str, dest: Path | None = None) -> Path:
-    """A folder holding the wrong kernel as kernel.cu and its launch.py, ready to grade."""
+def materialise(kata_id: str, name: str, dest: Path | None = None, lang: str = "cuda") -> Path:
+    """A folder holding the wrong kernel as kernel.cu (kernel.py for triton, numba) and its
+    launch.py, ready to grade."""
     from grader import catalog
 
     kata = catalog.load(kata_id)
-    found = {m.name: m for m in mistakes(kata_id, kata.solution_dir)}
+    sol = kata.solution_dir if lang == "cuda" else kata.solution_dir / lang
+    found = {m.name: m for m in mistakes(kata_id, sol)}
     if name not in found:
         raise CatalogError(f"{kata_id} has no wrong kernel {name!r}; it has: {', '.join(found) or 'none'}")
     mistake = found[name]
     folder = Path(dest) if dest else Path(tempfile.mkdtemp(prefix=f"kata-{kata_id}-")) / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "kernel.cu").write_text(kernel_source(mistake))
-    shutil.copy(mistake.launch or kata.solution_dir / "launch.py", folder / "launch.py")
+    (folder / solution_kernel(sol).name).write_text(kernel_source(mistake))
+    shutil.copy(mistake.launch or sol / "launch.py", folder / "launch.py")
     return folder
 
 

@@ -31,9 +31,12 @@ def list_katas(level: str | None) -> None:
         table.add_column(col, no_wrap=col != "title")  # the long title wraps, the short cells never
     for k in katas:
         state, best = _progress_cells(progress.get(k.id))
-        table.add_row(k.id, k.level, f"{k.title}: {k.summary}", state, best)
+        # CUDA C always; the Python languages the kata offers follow its summary
+        also = [lang for lang in workspace.languages(k) if lang != "cuda"]
+        langs = f" [in CUDA C, {', '.join(also)}]" if also else ""
+        table.add_row(k.id, k.level, f"{k.title}: {k.summary}{langs}", state, best)
     console().print(table)
-    console().print("start one with `kata start ID`", style="dim")
+    console().print("start one with `kata start ID` (or `--lang triton|numba` where listed)", style="dim")
 
 
 _STATE_STYLE = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
@@ -55,16 +58,18 @@ def _progress_cells(row) -> tuple[str, str]:
 @click.argument("kata_id", metavar="ID")
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="replace existing files (each is kept as <name>.bak)")
+@click.option("--lang", type=click.Choice(workspace.LANGUAGES), default="cuda", show_default=True,
+              help="the kernel language: CUDA C (kernel.cu), Triton or numba.cuda (kernel.py)")
 @handled
-def start(kata_id: str, folder: Path | None, force: bool) -> None:
-    """Make a workspace for kata ID in FOLDER (default ./ID): kernel.cu, launch.py, statement.md."""
-    made, files = workspace.start(kata_id, folder, force=force)
+def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
+    """Make a workspace for kata ID in FOLDER (default ./ID): the kernel stub, launch.py, statement.md."""
+    made, files = workspace.start(kata_id, folder, force=force, lang=lang)
     from grader.practice import progress
 
     progress.on_start(kata_id, made)
     out = console()
     out.print(f"made {made}: {', '.join(files)}")
-    out.print(f"read {made / 'statement.md'}, edit kernel.cu, then run `kata grade {_rel(made)}`")
+    out.print(f"read {made / 'statement.md'}, edit {files[0]}, then run `kata grade {_rel(made)}`")
 
 
 @click.command("grade")
@@ -90,16 +95,35 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -
         sub = workspace.locate(folder, kata_id)
         only = parse_overrides(case_pairs, sub.kata)
     result = pipeline.grade(kata_id, folder, backend=backend, seed=seed, examples=examples, case=only)
-    line = None
+    line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
-    except Exception as exc:  # a broken store must not hide the grade
-        line = f"(attempt not recorded: {exc})"
+    except Exception as exc:  # a broken store must not hide the grade, nor pass unnoticed
+        unrecorded = store_problem(exc)
+        line = f"(attempt NOT recorded: {unrecorded.message})"
+    if result.diagnostic:
+        line = (line + " · " if line else "") + "diagnostic run: recorded as such, not as a grade of the kata"
     if as_json:
         click.echo(_report.to_json(result))
     else:
         _report.render(result, console(), extra=line)
+    if unrecorded is not None:
+        raise unrecorded  # exit 3: the grade was shown, the history is what needs fixing
     sys.exit({"pass": 0, "fail": 1}.get(result.verdict, INTERNAL))
+
+
+def store_problem(exc: Exception):
+    """The EnvironmentProblem (exit 3) for a history store that cannot take an attempt."""
+    from grader.errors import EnvironmentProblem
+    from grader.practice.store import DB_NAME, default_home
+
+    try:
+        where = default_home() / DB_NAME
+    except Exception:  # noqa: BLE001 - the path itself may be what is broken
+        where = "the kata store"
+    return EnvironmentProblem(f"your attempt was not recorded in {where}: {exc}",
+                              hint="set KATA_HOME to a folder you can write (e.g. export KATA_HOME=~/.kata), "
+                                   f"or move a damaged {DB_NAME} aside; then grade again to record it")
 
 
 @click.command("hint")

@@ -35,9 +35,24 @@ def _submit_overdue(backend: str) -> None:
         _submit_and_render(session.id, backend)
 
 
+def require_sandbox() -> None:
+    """Hidden tests are graded only where the OS can sandbox launch.py (docs/sandbox.md): exit 3."""
+    from grader.errors import EnvironmentProblem
+    from harness.sandbox import os_sandbox
+
+    missing = os_sandbox.probe()["missing"]
+    if missing:
+        raise EnvironmentProblem("this machine cannot sandbox launch.py, so an interview's hidden tests "
+                                 "are not graded here: " + "; ".join(missing),
+                                 hint="submit on Linux with Landlock (kernel 5.13 or later) and libseccomp2 "
+                                      "installed; practice grades (`kata grade`) still work here")
+
+
 def _submit_and_render(session_id: str | None, backend: str) -> None:
     from grader.practice import sessions
     from grader.practice.interview_report import render_terminal
+
+    require_sandbox()
 
     report = sessions.submit(session_id, backend=backend,
                              progress=lambda kata: click.echo(f"grading {kata} on the hidden tests"))

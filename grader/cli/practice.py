@@ -69,8 +69,10 @@ def status() -> None:
 @click.command()
 @click.argument("kata_id", metavar="ID")
 @click.option("--give-up", is_flag=True, help="Show it before you have passed (recorded).")
+@click.option("--lang", type=click.Choice(["cuda", "triton", "numba"]), default="cuda", show_default=True,
+              help="the solution in this kernel language (where the kata has one)")
 @handled
-def solution(kata_id: str, give_up: bool) -> None:
+def solution(kata_id: str, give_up: bool, lang: str) -> None:
     """Show a kata's reference solution (after you pass it).
 
     \b
@@ -100,13 +102,16 @@ def solution(kata_id: str, give_up: bool) -> None:
 
     source, explanation = solution_of(kata)
     console = _console()
-    if explanation:
+    folder, shown = (kata.solution_dir, "") if lang == "cuda" else (kata.solution_dir / lang, f"{lang}/")
+    if not (folder / "launch.py").is_file():
+        raise UsageError(f"{kata_id} has no {lang} solution", hint=f"`kata solution {kata_id}` shows the CUDA C one")
+    if explanation and lang == "cuda":  # a Python solution's docstring is its explanation
         console.print(explanation, soft_wrap=True)
         console.print()
-    for name in ("kernel.cu", "launch.py"):
-        path = kata.solution_dir / name
+    for name in ("kernel.cu", "kernel.py", "launch.py"):
+        path = folder / name
         if path.is_file():
-            console.rule(f"solutions/{kata_id}/{name}")
+            console.rule(f"solutions/{kata_id}/{shown}{name}")
             console.print(Syntax(path.read_text(), "cuda" if name.endswith(".cu") else "python",
                                  line_numbers=True))
 

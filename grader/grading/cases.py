@@ -8,6 +8,7 @@ Every case's data comes from reference.generate with an rng seeded from (run see
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -124,12 +125,14 @@ def parse_overrides(pairs: tuple[str, ...], kata: Kata) -> dict:
         else:
             value = raw
         out[key] = value
-    names = {p.name for p in kata.params}
+    from grader.grading.case_args import describe, validate
+
+    validate(kata, out)
     ranged = [p.name for p in kata.params if p.choices is None]
     missing = [n for n in ranged if n not in out]
     if missing:
         raise UsageError(f"--case needs {', '.join(missing)} for kata {kata.id}",
-                         hint=f"parameters: {', '.join(sorted(names))}")
+                         hint=f"parameters: {describe(kata)}")
     for p in kata.params:
         if p.choices is not None and p.name in out and out[p.name] not in p.choices:
             raise UsageError(f"--case {p.name}={out[p.name]}: choose one of {', '.join(map(str, p.choices))}")
@@ -211,6 +214,36 @@ class _Failed(AssertionError):
     pass
 
 
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis mixes into its draws the literal constants of every loaded module outside
+    site-packages: for an editable install that is kata's own code, so any edit anywhere (or a
+    command that imports other modules) changed which cases a seed draws, and a wheel install drew
+    others again. Without them a seed draws the same cases everywhere. (An internal of Hypothesis:
+    where it is missing, nothing is patched.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout
+        yield
+        return
+    real = getattr(providers, "_get_local_constants", None)
+    empty = getattr(providers, "Constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if real is None or empty is None:
+        yield
+        return
+    none = empty()
+    providers._get_local_constants = lambda: none
+    if cache is not None:
+        cache.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = real
+        if cache is not None:
+            cache.cache.clear()
+
+
 def _drawn(kata: Kata, attempt, seed: int, examples: int, budget_s: float):
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
@@ -245,7 +278,8 @@ def _drawn(kata: Kata, attempt, seed: int, examples: int, budget_s: float):
                     suppress_health_check=list(HealthCheck), print_blob=False)(
         hypothesis_seed(seed)(given(strategy(kata))(body)))
     try:
-        test()
+        with _no_local_constants():
+            test()
     except _Failed as exc:
         # Hypothesis re-runs the minimal failing example last; its key is the exception's text.
         return state["runs"], seen.get(str(exc), state["last_failure"])

@@ -12,16 +12,21 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
 from grader.grading import cases as _cases
+from grader.grading import grade_notes as _notes
+from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
 from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
                          sanitizer_stage, screen_stage, where as _where)
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
-from harness.frontends import nvrtc as compiler
+from grader.grading.python_kernels import python_compile_failure, python_compile_stage
+from harness.frontends import interface as frontends
+from harness.frontends.nvrtc import CompilerUnavailable
 from harness.sandbox.isolation import Program, Worker
 
 CASE_TIMEOUT_S = 120.0
@@ -30,6 +35,8 @@ PERF_TIMEOUT_S = 540.0
 #: failures on the GPU whose cause the emulator's sanitizer may name: an out-of-bounds access that
 #: crashed the GPU, a shuffle naming exited lanes that hung it (the emulator's watchdog bounds a rerun)
 _DIAGNOSED = ("wrong-answer", "crash", "timeout")
+WINDOWS = ("kernel.cu compiles, but kata cannot run it on Windows: the launch plan runs in a sandboxed "
+           "worker process (memory caps, signals, and the launch-plan sandbox) that needs Linux or macOS")
 
 
 def choose_backend(requested: str) -> tuple[str, str]:
@@ -58,23 +65,40 @@ def choose_backend(requested: str) -> tuple[str, str]:
 
 def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
-          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S) -> GradeReport:
+          launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
+          require_sandbox: bool = False) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
-    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case)."""
+    .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case).
+    require_sandbox: launch.py runs only under the full OS sandbox (interview submits)."""
     sub = locate(folder, kata_id, launch_file=launch_file)
     kata = sub.kata
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
     examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
     chosen, why = choose_backend(backend)
+    sandbox_notes = _notes.sandbox_notes()
     base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
-                backend_reason=why, seed=seed, notes=sub.notes)
+                backend_reason=why, seed=seed, notes=(*sub.notes, *sandbox_notes), diagnostic=case is not None)
 
-    compiled, stage = _compile(sub)
+    # Read once: the bytes compiled and planned are the bytes whose hash the attempt records, whatever
+    # happens to the files while the grade runs.
+    raw, launch_text = sub.kernel.read_bytes(), _notes.read_text(sub.launch)
+    base["sources"] = _notes.sources_hash(sub, raw, launch_text)
+    compiled, stage = _compile(sub, raw, launch_text)
+    if compiled is not None and compiled.notes:  # e.g. clang without ptxas: no resources
+        base["notes"] = (*base["notes"], *compiled.notes)
     if not stage.ok:
         return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
                            reasons=("compile-error",), compile=stage)
+    if _on_windows():  # the compile stage above works there (NVRTC has Windows wheels)
+        raise EnvironmentProblem(WINDOWS, hint="install WSL 2 (`wsl --install`), then `pip install kata` inside it")
     resources = ResourceStage(tuple(compiled.resources.values()), ())
-    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()))
+    if _on_gpu(chosen) and compiled.cubin is None:  # clang without ptxas makes PTX only
+        raise EnvironmentProblem(f"--backend gpu needs a cubin, and {compiled.frontend} made PTX only: "
+                                 + " ".join(compiled.notes), hint="unset KATA_FRONTEND (NVRTC), or use --backend cpu")
+    python_kernel = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""
+    program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
+                      launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"),
+                      require_sandbox=require_sandbox, kernel_path=python_kernel)
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:
@@ -85,13 +109,23 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         label = EMULATOR_LABEL if on_gpu else "the sanitizer"
         runs: dict[str, tuple[_cases.CaseData, CaseOutcome]] = {}
 
+        printed: dict[str, str] = {}
+        printf: dict[str, tuple] = {}
+
         def attempt(c: _cases.Case) -> CaseOutcome:
             data = _cases.materialize(kata, c)
-            outcome, _ = run_case(kata, worker, data)
+            outcome, result = run_case(kata, worker, data)
             runs[c.label()] = (data, outcome)
+            if result.stdout.strip():
+                printed[c.label()] = result.stdout
+            if result.extra.get("printf"):
+                printf[c.label()] = result.extra["printf"]
             return outcome
 
         search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
+        base["notes"] = (*base["notes"], *_printed.plan_note(printed, search.failure),
+                         *_printed.printf_note(printf, search.failure),
+                         *_printed.accuracy_note(runs.values()))
         passed = [(d, o) for d, o in runs.values() if not o.failed]
         findings = merge_findings(f for _, o in runs.values() for f in o.findings)
         launches = next((o.launches for _, o in passed if o.launches), ())
@@ -99,6 +133,11 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         correctness = _correctness(search, seed, examples, rerun_base)
         if correctness.failure is not None:
             failure = correctness.failure
+            if failure.problem is not None and failure.problem.kind == "compile-error":
+                # a Python kernel compiles in the worker, at its first launch: still the compile stage
+                stage = python_compile_failure(failure.problem)
+                return GradeReport(**base, verdict="fail", stage="compile", headline=stage.headline(),
+                                   reasons=("compile-error",), compile=stage)
             if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
                 data = runs[search.failure.case.label()][0]
                 failure, findings = diagnose(kata, emulator, data, failure, findings, label)
@@ -135,13 +174,13 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             tail = f"; {estimate.headline()}" if estimate is not None else ""
             notes = dict(notes=(*base["notes"], note)) if note else {}
             return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                               headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                                estimate=estimate, **common)
         from grader.performance.model.stage import beside_measurement
 
         # The H200 model's estimate, on the emulator's worker while the GPU worker times.
         with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed) as model:
-            perf, problem = _performance(worker, kata.id, compiled, seed)
+            perf, problem = _performance(worker, kata.id, compiled, seed, python_kernel)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",
                                stage="performance", headline=f"performance stage: {problem.message}",
@@ -154,8 +193,12 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         summary = getattr(perf, "summary", None)
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
-                           headline=f"passed {correctness.cases_run} cases{tail}", reasons=(),
+                           headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, estimate=model.result(), **common)
+
+
+def _on_windows() -> bool:
+    return sys.platform == "win32"
 
 
 def _on_gpu(backend: str) -> bool:
@@ -169,16 +212,15 @@ def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
     worker.prefetch("grader.performance.prefetching:prefetch", kata_id=kata_id, seed=seed)
 
 
-def _performance(worker: Worker, kata_id: str, compiled, seed: int):
+def _performance(worker: Worker, kata_id: str, compiled, seed: int, kernel_path: str = ""):
     """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
     return worker.call("grader.grading.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
-                       kata_id=kata_id, compiled=compiled, seed=seed)
+                       kata_id=kata_id, compiled=compiled, seed=seed, kernel_path=kernel_path)
 
 
 # -- stages ------------------------------------------------------------------------------------
 
-def _compile(sub: Submission):
-    raw = sub.kernel.read_bytes()
+def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     name = sub.kernel.name
     if not raw.strip():
         return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
@@ -191,21 +233,23 @@ def _compile(sub: Submission):
     except UnicodeDecodeError as exc:
         return None, CompileStage(False, (), "", f"{name} is not UTF-8 text (byte {exc.start} is "
                                   f"0x{raw[exc.start]:02x}); save it as UTF-8")
-    launch_problem = _check_launch_syntax(sub.launch)
+    launch_problem = _check_launch_syntax(sub.launch, launch_text)
     if launch_problem:
         return None, CompileStage(False, (), "", launch_problem)
+    if sub.kernel.suffix == ".py":
+        return python_compile_stage(source, sub.kernel)
     try:
-        compiled = compiler.compile(source, name, cubin=True)
-    except compiler.CompilerUnavailable as exc:
-        raise EnvironmentProblem(str(exc), hint="pip install nvidia-cuda-nvrtc cuda-bindings") from None
+        compiled = frontends.compile(source, name, cubin=True)
+    except CompilerUnavailable as exc:  # its hint: what to install, or `kata setup` for clang's CUDA folder
+        raise EnvironmentProblem(str(exc), hint=exc.hint) from None
     stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
                          nvrtc_version=compiled.nvrtc_version)
     return compiled, stage
 
 
-def _check_launch_syntax(path: Path) -> str:
+def _check_launch_syntax(path: Path, text: str | None) -> str:
     try:
-        compile(path.read_text(), str(path), "exec")
+        compile(text if text is not None else path.read_text(), str(path), "exec")
     except SyntaxError as exc:
         return f"{path.name}:{exc.lineno}: syntax error in the launch plan: {exc.msg}"
     except (OSError, UnicodeDecodeError) as exc:
@@ -260,11 +304,18 @@ def _occupancy(compiled, launches, backend: str) -> tuple:
     return tuple(occupancy_table(compiled.resources, rows, H200))
 
 
-def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int):
+def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int, kernel_path: str = ""):
     """Runs inside the worker process: the GPU performance stage with the learner's plan."""
     from grader.performance.measured import performance_stage
 
-    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed)
+    make_plan = None
+    if kernel_path:  # Triton / numba: the same compiled artefact, specialised per launch
+        from harness.backends.dialect import DialectBackend
+        from harness.backends.plan import Plan
+
+        make_plan = lambda b: Plan(DialectBackend(b, kernel_path), launch_file)  # noqa: E731
+    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed,
+                             make_plan=make_plan)
 
 
 def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
@@ -272,6 +323,8 @@ def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
     try:
         rel = os.path.relpath(sub.folder)
     except ValueError:
+        rel = str(sub.folder)
+    if rel.startswith(".."):  # a path that climbs out of here works from here only: say it whole
         rel = str(sub.folder)
     if rel != ".":
         parts.append(rel)

@@ -73,8 +73,10 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
 def _compile(console: Console, report: GradeReport) -> None:
     c = report.compile
     source = _source_lines(report)
-    for d in [d for d in c.diagnostics if d.severity == "error"][:5]:
-        console.print(f"  {d.file}:{d.line}: error: {d.message}", style="red")
+    errors = [d for d in c.diagnostics if d.severity == "error"]
+    for d in errors[:5]:
+        if len(errors) > 1 or d.message not in report.headline:  # one error is the headline already
+            console.print(f"  {d.file}:{d.line}: error: {d.message}", style="red")
         quoted = source.get(d.line) if d.file == "kernel.cu" and d.line else d.source_line
         if quoted:
             console.print(f"    {d.line} │ {quoted.rstrip()}", style="dim")

@@ -26,7 +26,7 @@ EMULATOR_LABEL = "sanitizer (CPU emulator)"  # how a GPU grade names what the bo
 SCREEN_BUDGET_S = 60.0
 
 # Problems of the run mapped to the reason `kata-expect` names; None: the grader's own fault.
-PROBLEM_REASON = {"launch-error": "launch-error", "launch-py": "launch-error", "crash": "crash",
+PROBLEM_REASON = {"compile-error": "compile-error", "launch-error": "launch-error", "launch-py": "launch-error", "crash": "crash",
                   "memory": "crash", "timeout": "timeout", "unsupported": None, "internal": None,
                   "environment": None}
 

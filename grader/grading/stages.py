@@ -96,6 +96,8 @@ class GradeReport:
     performance: object = None  # grader.performance.measured.PerformanceResult (GPU only)
     estimate: object = None  # grader.performance.model.Estimate: the H200 model's estimate (CPU only)
     notes: tuple[str, ...] = field(default_factory=tuple)  # e.g. "launch.py missing: the kata's default plan was used"
+    sources: str = ""  # sha256 (16 hex digits) of kernel.cu and launch.py as read once at the start
+    diagnostic: bool = False  # a --case grade: shown, recorded as diagnostic, never a pass of the kata
 
     @property
     def score(self) -> float | None:

@@ -12,11 +12,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import catalog
-from grader.errors import UsageError, WorkspaceExists
+from grader.errors import EnvironmentProblem, UsageError, WorkspaceExists
+from harness.frontends.python_source import INSTALL, language_of
 
 MARKER = ".kata"
 #: kata file → workspace file
 FILES = {"stub.cu": "kernel.cu", "launch.py": "launch.py", "statement.md": "statement.md"}
+#: the kernel languages; a kata offers a Python one when it has stub.<lang>.py and launch.<lang>.py
+LANGUAGES = ("cuda", "triton", "numba")
+
+
+def files_for(lang: str) -> dict[str, str]:
+    """kata file → workspace file for a kernel language."""
+    if lang == "cuda":
+        return FILES
+    return {f"stub.{lang}.py": "kernel.py", f"launch.{lang}.py": "launch.py", "statement.md": "statement.md"}
+
+
+def languages(kata: catalog.Kata) -> tuple[str, ...]:
+    """The languages kata offers: CUDA C always, Triton and numba where it has their stub and plan."""
+    return ("cuda",) + tuple(lang for lang in LANGUAGES[1:]
+                             if all(kata.file(f).is_file() for f in files_for(lang)))
 
 
 @dataclass(frozen=True)
@@ -54,25 +70,39 @@ def locate(folder, kata_id: str | None = None, launch_file: Path | None = None) 
                          hint="pass --kata ID (see `kata list`), or make a workspace with `kata start ID`")
     kata = catalog.load(kata_id)
     kernel = folder / "kernel.cu"
+    if not kernel.is_file() and (folder / "kernel.py").is_file():
+        kernel = folder / "kernel.py"  # a Triton or numba kernel (harness/frontends)
     if not kernel.is_file():
-        raise UsageError(f"{kernel}: not found; kata grades the kernel in kernel.cu",
+        raise UsageError(f"{kernel}: not found; kata grades the kernel in kernel.cu (CUDA C) or kernel.py "
+                         "(Triton, numba)",
                          hint=f"run `kata start {kata.id} {folder}` to make a workspace, or grade another folder")
     notes: list[str] = []
     launch = Path(launch_file) if launch_file else folder / "launch.py"
     if not launch.is_file():
         notes.append(f"{folder.name}/launch.py is missing: graded with the kata's default launch plan")
-        launch = kata.file("launch.py")
+        lang = language_of(kernel)
+        launch = kata.file("launch.py" if lang == "cuda" else f"launch.{lang}.py")
+        if not launch.is_file():
+            raise UsageError(f"{folder / 'launch.py'}: not found, and {kata.id} has no default {lang} plan",
+                             hint="write a launch.py (see `kata start ID --lang LANG`)")
     return Submission(folder, kata, kernel, launch, marked == kata.id, tuple(notes))
 
 
-def start(kata_id: str, folder: Path | None = None, force: bool = False) -> tuple[Path, list[str]]:
+def start(kata_id: str, folder: Path | None = None, force: bool = False, lang: str = "cuda") -> tuple[Path, list[str]]:
     """Make a workspace; returns (folder, files written). Refuses to replace edited files unless
-    force, and then keeps each replaced file as <name>.bak."""
+    force, and then keeps each replaced file as <name>.bak. lang: cuda | triton | numba."""
     kata = catalog.load(kata_id)
+    offered = languages(kata)
+    if lang not in offered:
+        raise UsageError(f"{kata.id} has no {lang} stub (it offers: {', '.join(offered)})",
+                         hint="see `kata list` for the languages of each kata")
+    _require_frontend(lang)
+    files = files_for(lang)
     folder = Path(folder) if folder is not None else Path.cwd() / kata.id
     existing_marker = read_marker(folder) if folder.is_dir() else None
-    clashes = [name for name in (*FILES.values(), MARKER) if (folder / name).exists()
-               and not _same(folder / name, kata, name)]
+    other = [n for n in ("kernel.cu", "kernel.py") if n not in files.values() and (folder / n).exists()]
+    clashes = [name for name in (*files.values(), MARKER, *other) if (folder / name).exists()
+               and not _same(folder / name, kata, name, files)]
     if clashes and not force:
         other = f" (a workspace for {existing_marker})" if existing_marker and existing_marker != kata.id else ""
         raise WorkspaceExists(f"{folder} already has {', '.join(clashes)}{other}; kata start will not overwrite your work",
@@ -80,13 +110,16 @@ def start(kata_id: str, folder: Path | None = None, force: bool = False) -> tupl
                                    "(your files are kept as .bak)")
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for source, target in FILES.items():
+    for name in other:  # the other language's kernel would be graded instead: moved aside
+        shutil.move(folder / name, folder / (name + ".bak"))
+    for source, target in files.items():
         dest = folder / target
         if dest.exists() and target in clashes:
             shutil.copy2(dest, dest.with_name(dest.name + ".bak"))
         dest.write_text(kata.file(source).read_text())
         written.append(target)
-    (folder / MARKER).write_text(f'kata = "{kata.id}"\nformat = {catalog.FORMAT}\n')
+    extra = f'lang = "{lang}"\n' if lang != "cuda" else ""
+    (folder / MARKER).write_text(f'kata = "{kata.id}"\nformat = {catalog.FORMAT}\n{extra}')
     written.append(MARKER)
     return folder, written
 
@@ -96,22 +129,44 @@ def restore_stub(folder: Path, kata: catalog.Kata) -> Path:
     copied first to folder/.kata-backup/<time>/, which is returned."""
     backup = folder / ".kata-backup" / time.strftime("%Y%m%d-%H%M%S")
     backup.mkdir(parents=True, exist_ok=True)
-    for source, target in FILES.items():
+    for source, target in files_for(_marker_lang(folder)).items():
         if (folder / target).is_file():
             shutil.copy2(folder / target, backup / target)
         (folder / target).write_text(kata.file(source).read_text())
     return backup
 
 
-def _same(path: Path, kata: catalog.Kata, name: str) -> bool:
-    """An untouched file from the same kata is no work to lose."""
+def _marker_lang(folder: Path) -> str:
+    try:
+        lang = tomllib.loads((Path(folder) / MARKER).read_text()).get("lang", "cuda")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return "cuda"
+    return lang if lang in LANGUAGES else "cuda"
+
+
+def _require_frontend(lang: str) -> None:
+    """`--lang triton` without kata[triton]: exit 3 naming the install command."""
+    if lang == "cuda":
+        return
+    import importlib.util
+
+    if importlib.util.find_spec(lang) is None:
+        raise EnvironmentProblem(f"--lang {lang}: {lang} is not installed", hint=f"run `{INSTALL[lang]}`")
+
+
+def _same(path: Path, kata: catalog.Kata, name: str, files: dict | None = None) -> bool:
+    """An untouched file from the same kata (in any of its languages) is no work to lose."""
     if name == MARKER:
         try:
             return read_marker(path.parent) == kata.id
         except UsageError:
             return False
-    source = {v: k for k, v in FILES.items()}[name]
+    return any(target == name and kata.file(src).is_file() and _bytes_equal(path, kata.file(src))
+               for lang in LANGUAGES for src, target in files_for(lang).items())
+
+
+def _bytes_equal(a: Path, b: Path) -> bool:
     try:
-        return path.read_bytes() == kata.file(source).read_bytes()
+        return a.read_bytes() == b.read_bytes()
     except OSError:
         return False

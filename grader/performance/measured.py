@@ -216,7 +216,8 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
     if calibration is None:
         calibration, _ = _cal.load_or_calibrate(backend)
     _, health = _cal.health_check(backend, calibration)
-    backend.load(compiled.ptx, compiled.cubin, compiled.filename)
+    if compiled.ptx is not None or compiled.cubin is not None:  # a Python kernel compiles per launch
+        backend.load(compiled.ptx, compiled.cubin, compiled.filename)
     if make_plan is None:
         from harness.backends.plan import Plan
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from harness.measure.calibrate import Ceilings
 
 METRICS = ("roofline", "gteps", "library")
-TIERS = ("fail", "pass", "good", "excellent")
+TIERS = ("below target", "pass", "good", "excellent")  # "below target", never "fail": a tier is not the verdict
 #: a kernel this many times faster than the library at the same shape is flagged for review:
 #: real wins that large are rare, measurement or correctness holes are not
 SUSPICIOUS_SPEEDUP = 10.0
@@ -38,7 +38,7 @@ class ScoreSummary:
     metric: str
     value: float  # geometric mean over cases of CaseScore.value
     baseline_value: float | None  # geometric mean of the baseline's values
-    tier: str  # fail | pass | good | excellent
+    tier: str  # below target | pass | good | excellent
     targets: dict[str, float]  # pass / good / excellent thresholds from kata.toml
     ceiling: str  # the algorithmic ceiling worth telling the learner ("" when none applies)
     next_target: str  # "0.62 of roofline; good needs 0.75" style line
@@ -105,7 +105,7 @@ def geomean(values) -> float:
 
 def tier(value: float, targets: dict[str, float]) -> str:
     """The highest tier whose threshold `value` reaches."""
-    reached = "fail"
+    reached = TIERS[0]
     for name in TIERS[1:]:
         if name in targets and value >= float(targets[name]):
             reached = name

@@ -53,6 +53,7 @@ class KataOutcome:
     explanation: str = ""  # why the reference solution is written the way it is
     backend: str = ""  # "cpu" | "gpu": where the hidden tests ran
     late_save_s: float = 0.0  # a source was last saved this long after the deadline (0: in time)
+    snapshot_before_s: float = 0.0  # graded from the snapshot this long before the deadline (deadline.py)
     problem: str = ""  # why the kata fails although every output matched (a sanitizer finding)
 
     @property
@@ -144,9 +145,13 @@ def render_terminal(report: InterviewReport, console=None) -> None:
                     lines.append(f"    rerun: {result.rerun}")
         if k.problem:
             lines.append(f"[bold]fails:[/] {k.problem}")
-        if k.late_save_s:
+        if k.late_save_s and k.snapshot_before_s:
+            lines.append(f"[yellow]edited {format_duration(k.late_save_s)} after time ran out; those edits "
+                         f"were not graded: graded as at your last grade, {format_duration(k.snapshot_before_s)} "
+                         "before the deadline[/]")
+        elif k.late_save_s:
             lines.append(f"[yellow]saved {format_duration(k.late_save_s)} after time ran out; "
-                         "graded as saved[/]")
+                         "graded as saved (no grade before the deadline kept an earlier state)[/]")
         for f in k.findings:
             times = f" (×{f.count})" if f.count > 1 else ""
             if not k.problem or f.message not in k.problem:  # told once
@@ -235,7 +240,7 @@ def solution_of(kata) -> tuple[str, str]:
 
 
 def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s: float,
-                 late_save_s: float = 0.0) -> KataOutcome:
+                 late_save_s: float = 0.0, snapshot_before_s: float = 0.0) -> KataOutcome:
     """One kata's outcome from the GradeReport of its submit."""
     from grader import catalog
 
@@ -253,6 +258,7 @@ def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s
         time_used_s=max(0.0, time_used_s), attempts=attempts, hints=hints,
         hints_total=len(kata.hints), solution=solution, explanation=explanation,
         backend=str(getattr(report, "backend", "") or ""), late_save_s=late_save_s,
+        snapshot_before_s=snapshot_before_s,
         problem=problem)
 
 

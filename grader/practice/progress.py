@@ -98,7 +98,9 @@ def record_attempt(store: Store, kata_id: str, workspace: Path, report, *,
         ws = store.add_workspace(kata_id, path, session_id=session_id)
     verdict, backend, score, headline = _report_facts(report)
     now = time.time()
-    attempt = store.add_attempt(kata_id, path, verdict, backend, source_hash(Path(workspace)),
+    # The hash of the bytes the grade read (the files may have changed since); older reports lack it.
+    digest = getattr(report, "sources", "") or source_hash(Path(workspace))
+    attempt = store.add_attempt(kata_id, path, verdict, backend, digest,
                                 score=score, elapsed=now - ws.started_at, session_id=session_id,
                                 phase=phase, headline=headline, at=now)
     number = len(store.attempts(kata_id, workspace=path, since=ws.started_at))
@@ -113,11 +115,15 @@ def on_grade(kata_id: str, workspace: Path, report) -> str | None:
         return None
     session_id = _session_of(workspace)
     with _open() as store:
-        attempt, number = record_attempt(store, kata_id, workspace, report, session_id=session_id,
-                                         phase="public" if session_id else "practice")
+        phase = "diagnostic" if getattr(report, "diagnostic", False) else "public" if session_id else "practice"
+        attempt, number = record_attempt(store, kata_id, workspace, report, session_id=session_id, phase=phase)
         line = f"attempt {number} · {format_duration(attempt.elapsed or 0)} since start"
         if session_id:
             session = store.session(session_id)
+            if session is not None and phase != "diagnostic":
+                from grader.practice import deadline
+
+                deadline.snapshot(session, kata_id, deadline.read_sources(workspace, SOURCE_SUFFIXES))
             if session is not None:
                 left = session.deadline - time.time()
                 line += (f" · {format_duration(left)} left in interview {session_id}" if left > 0

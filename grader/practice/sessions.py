@@ -9,8 +9,10 @@ stored as soon as it is known, so a submit killed midway picks up where it stopp
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import shutil
 import secrets
 import stat
 import tempfile
@@ -127,6 +129,9 @@ def grade_public(session: Session, kata: str, backend: str = "auto") -> PublicGr
         report = _grade(kata, Path(workspace), backend=backend, hidden=False)
         _, number = record_attempt(store, kata, Path(workspace), report, session_id=session.id,
                                    phase="public")
+    from grader.practice import deadline
+
+    deadline.snapshot(session, kata, _read_sources(Path(workspace)))
     return PublicGrade(kata, report, number, _hidden_case_count(kata), _drawn_case_count(),
                        session.deadline - time.time())
 
@@ -155,12 +160,19 @@ def freeze(store: Store, session: Session) -> None:
 
     Nothing watches the clock between commands, so a file saved after the deadline is frozen as
     saved; the report says so (a "late-save" event) rather than pretending otherwise."""
+    from grader.practice import deadline
+
     katas = store.session_katas(session.id)
-    store.freeze_session(session.id, {k.kata: _read_sources(Path(k.workspace)) for k in katas})
+    frozen = {}
     for k in katas:
         saved = _last_save(Path(k.workspace))
+        frozen[k.kata], snapped = deadline.at_deadline(session, k.kata, _read_sources(Path(k.workspace)), saved)
+        if snapped is not None:  # later edits exist: the workspace as at the last in-time grade
+            store.add_event("graded-snapshot", k.kata, session.id, detail=f"{session.deadline - snapped:.3f}")
         if saved is not None and saved > session.deadline:
             store.add_event("late-save", k.kata, session.id, detail=f"{saved - session.deadline:.1f}")
+    store.freeze_session(session.id, frozen)
+    for k in katas:
         _make_read_only(Path(k.workspace))
 
 
@@ -195,11 +207,19 @@ def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, 
     # the pipeline checks the public cases first, then cases drawn with the secret seed, then the
     # kata's hidden cases, so the public verdict comes out of the same run (and, on a GPU, the
     # performance stage is paid once).
-    with tempfile.TemporaryDirectory(prefix=f"kata-{session.id}-") as tmp:
-        folder = Path(tmp) / kata
-        folder.mkdir()
+    # The copy lives in the session folder (.submitted/KATA), not a temporary one: the report's rerun
+    # lines name it, and they must still work after the session has ended.
+    with contextlib.ExitStack() as stack:
+        if Path(session.folder).is_dir():
+            root = Path(session.folder) / ".submitted"
+        else:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"kata-{session.id}-")))
+        folder = root / kata
+        shutil.rmtree(folder, ignore_errors=True)  # a resumed submit grades the frozen sources afresh
+        folder.mkdir(parents=True)
         for name, text in sources.items():
             (folder / name).write_text(text)
+        (folder / ".kata").write_text(f'kata = "{kata}"\n')
         report = _grade(kata, folder, backend=backend, hidden=True, seed=session.secret_seed)
     workspace = next(k.workspace for k in store.session_katas(session.id) if k.kata == kata)
     store.add_attempt(kata, workspace, str(getattr(report, "verdict", "error")),
@@ -211,10 +231,12 @@ def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, 
     attempts = store.attempts(kata, session_id=session.id, phase="public")
     last = attempts[-1].time if attempts else (session.submitted_at or time.time())
     late = store.events("late-save", kata=kata, session_id=session.id)
+    snapped = store.events("graded-snapshot", kata=kata, session_id=session.id)
     return outcome_from(kata, report, attempts=len(attempts),
                         hints=store.hints_taken(kata, session_id=session.id),
                         time_used_s=min(last, session.deadline) - session.created_at,
-                        late_save_s=float(late[-1][1]) if late else 0.0)
+                        late_save_s=float(late[-1][1]) if late else 0.0,
+                        snapshot_before_s=max(float(snapped[-1][1]), 1e-3) if snapped else 0.0)
 
 
 def _hash(sources: dict[str, str]) -> str:
@@ -270,4 +292,4 @@ def _grade(kata_id: str, folder: Path, *, backend: str, hidden: bool, seed: int 
     plus cases drawn with the session's secret seed."""
     from grader.grading import pipeline
 
-    return pipeline.grade(kata_id, folder, backend=backend, hidden=hidden, seed=seed)
+    return pipeline.grade(kata_id, folder, backend=backend, hidden=hidden, seed=seed, require_sandbox=hidden)

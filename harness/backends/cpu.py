@@ -42,6 +42,7 @@ class CpuBackend(Backend):
         self._module = None
         self._filename = "kernel.cu"
         self.findings: list = []  # every Finding of every launch, in order
+        self.printed: list = []  # (kernel, printf lines, lines cut) per launch that printed
         self.stopped = False  # a launch was cut short (watchdog, deadlock)
         self._counters: list = []  # one emulator Counters per launch
 
@@ -124,6 +125,8 @@ class CpuBackend(Backend):
         result = self._emu.launch(self._module, self._entry(name) or name, grid=tuple(grid),
                                   block=tuple(block), shared_bytes=int(shared), args=values, blocks=blocks)
         self.findings.extend(result.findings)
+        if result.printed or result.printed_cut:  # device printf, per launch in launch order
+            self.printed.append((name, result.printed, result.printed_cut))
         self.stopped = self.stopped or bool(result.stopped)
         if result.counters is not None:
             self._counters.append((name, result.counters))

@@ -98,9 +98,22 @@ class Plan:
         return self._backend.download(buf.view(int(index), 1))[0].item()
 
     # -- launches ------------------------------------------------------------------------------
-    def launch(self, name: str, grid, block, args=(), shared: int = 0) -> None:
+    def launch(self, name: str, grid, block=None, args=(), shared: int = 0, **options) -> None:
+        """options: a Python kernel's (Triton: num_warps, num_stages, constexprs); see dialect.py."""
         if not isinstance(name, str):
             raise self._error(f"the kernel name must be a string, got {name!r}")
+        prepare = getattr(self._backend, "prepare", None)
+        if prepare is not None:  # a Triton or numba kernel: compiled for this launch's specialisation
+            if not isinstance(args, (tuple, list)):
+                args = (args,)
+            try:
+                name, block, shared, args = prepare(name, self._dims(grid, "grid", MAX_GRID), block, shared,
+                                                    list(args), options)
+            except LaunchError as exc:
+                raise self._error(exc.message) from None
+        elif options or block is None:
+            what = f"unknown argument {sorted(options)[0]!r}" if options else "block= is missing"
+            raise self._error(f"gpu.launch: {what}", "a CUDA C launch takes name, grid, block, args, shared")
         params = self._backend.kernel_params(name)
         if params is None:
             names = list(getattr(self._backend, "kernel_names", lambda: [])())

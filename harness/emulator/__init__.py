@@ -32,6 +32,8 @@ class LaunchResult:
     counters: object | None  # the Counters observer when counters=True, else None
     stopped: bool  # True when the watchdog, a deadlock or a trap ended the launch early
     instructions: int  # issued PC-group instructions (the watchdog's unit)
+    printed: tuple = ()  # device printf: (block, thread, seq, block xyz, thread xyz, text) (printf.py)
+    printed_cut: int = 0  # printf lines past printf.KEEP, counted only
 
 
 class LoadedModule:
@@ -140,7 +142,8 @@ class Emulator:
         if int(shared_bytes) > DYNAMIC_SHARED_DEFAULT:
             found.append(_large_shared(mod, kernel, int(shared_bytes)))
         self.findings.extend(found)
-        return LaunchResult(found, counters, stopped, issued)
+        return LaunchResult(found, counters, stopped, issued, tuple(getattr(eng, "printed", ())),
+                            int(getattr(eng, "printed_cut", 0)))
 
 
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # bytes a launch may ask for without opting in

@@ -46,7 +46,10 @@ class AsyncCopyCheck(Observer):
             self._rows[b] = r
         rows, cols = self._count.shape
         if r >= rows or words > cols:
-            shape = (max(r + 1, 2 * rows), max(words, cols, 64))
+            # grow only the axis that is short (a block whose copies land at ever higher words
+            # once doubled the rows on every growth: 2.4 GiB for one Triton matmul block)
+            shape = (max(r + 1, 2 * rows) if r >= rows else rows,
+                     max(words, 2 * cols, 64) if words > cols else cols)
             for name in ("_count", "_line", "_tid"):
                 grown = np.zeros(shape, np.int32)
                 grown[:rows, :cols] = getattr(self, name)

@@ -317,6 +317,8 @@ class LaunchState:
             return self.sym_local[name]
         if name in self.globals_at:
             return self.globals_at[name]
+        if name in self.param_offset:  # a kernel parameter's address is its offset in the parameter
+            return self.param_offset[name]  # buffer: `mov %rd, k_param_2; ld.param [%rd+8]` (clang)
         raise UnsupportedPTX(f"{inst.opcode} of symbol {name}", inst.file, inst.line)
 
     def kparam(self, name: str, off: int, t: str):

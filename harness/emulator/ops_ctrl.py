@@ -84,6 +84,10 @@ def _bar_red(eng, inst):
 def call(eng, inst):
     rets, name, args = inst.aux[:3]
     fns = eng.module.functions
+    from .externs import EXTERNS
+
+    if name in EXTERNS and (name not in fns or fns[name].end <= fns[name].start):
+        return EXTERNS[name](eng, inst, rets, args)
     if name not in fns or fns[name].end <= fns[name].start:
         raise UnsupportedPTX(f"call of {name}", inst.file, inst.line)
     fn = fns[name]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .findings import UnsupportedPTX
+from .findings import EmulatorError, UnsupportedPTX
 from .memory import GLOBAL_BASE, LOCAL_WINDOW, POISON, SHARED_WINDOW, WINDOW_SIZE
 from .ops import NP, PLAIN, bits, builder, get, put, types_of
 
@@ -210,6 +210,15 @@ def ld(eng, inst):
     return PLAIN, run
 
 
+def _kparam_at(eng, at, dt):
+    """Kernel-parameter bytes at per-lane offsets into the parameter buffer (an address in a register)."""
+    raw = np.frombuffer(eng._params, np.uint8)
+    at = np.asarray(at, np.int64).ravel()
+    if at.size and (at.min() < 0 or at.max() + dt.itemsize > raw.size):
+        raise EmulatorError(f"ld.param outside the {raw.size}-byte kernel parameter buffer")
+    return np.ascontiguousarray(raw[at[:, None] + np.arange(dt.itemsize)]).view(dt).ravel()
+
+
 def _ld_param(eng, inst, t, puts, ao):
     if ao.name in eng.param_offset:  # a kernel parameter: one value for every lane
         vals = [eng.kparam(ao.name, ao.offset + k * np.dtype(NP[t]).itemsize, t) for k in range(len(puts))]
@@ -218,8 +227,15 @@ def _ld_param(eng, inst, t, puts, ao):
             for p, v in zip(puts, vals):
                 p(sel, v)
         return PLAIN, run
-    buf = eng.pbuf[ao.name]
     dt = np.dtype(NP[t])
+    if ao.name in eng.regs and ao.name not in eng.pbuf:  # [%rd+8]: %rd holds a kernel parameter's address
+        addr = eng.view(ao.name, "u64")
+
+        def run_at(sel):
+            for k, p in enumerate(puts):
+                p(sel, _kparam_at(eng, addr[sel].astype(np.int64) + ao.offset + k * dt.itemsize, dt))
+        return PLAIN, run_at
+    buf = eng.pbuf[ao.name]
 
     def run(sel):
         for k, p in enumerate(puts):

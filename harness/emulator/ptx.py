@@ -76,11 +76,24 @@ _LABEL = re.compile(r"([$%\w]+):(?!:)")
 _DECL = re.compile(r"\.(reg|shared|local|const|global|param)\b")
 _REGRANGE = re.compile(r"^(%?[\w$.]+)<(\d+)>$")
 _LOCLINE = re.compile(r"\.(loc|file)\s")
+_POINTEE = re.compile(r"\.ptr(?:\s+\.(?:global|shared|const|local))?(?:\s+\.align\s+\d+)?")
+# clang writes the inlining chain only in the .loc line's comment: `// a.h:92:27 @[ kernel.cu:5:24 ]`
+_CLANG_LOC = re.compile(r"^([ \t]*\.loc\s[^\n/]*)//[^\n@]*(@\[[^\n]*)$", re.M)
+_CHAIN = re.compile(r"\bchain=(\S+)")
+
+
+def _chain_marker(chain: str) -> str:
+    """`@[ /x/kernel.cu:5:24 @[ ... ] ]` → ` chain=kernel.cu:5|...`, innermost caller first, outside the comment."""
+    return " chain=" + "|".join(f"{PurePath(p).name.replace(' ', '_')}:{ln}"
+                                    for p, ln in re.findall(r"@\[\s*(.+?):(\d+):\d+", chain))
+
+
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
 
 
 class _Parser:
     def __init__(self, text: str, filename: str):
+        text = _CLANG_LOC.sub(lambda m: m[1] + _chain_marker(m[2]), text)
         self.text = _COMMENT.sub(lambda m: "\n" * m[0].count("\n"), text)
         self.filename = filename
         self.code: list[Inst] = []
@@ -150,6 +163,11 @@ class _Parser:
     def _resolve_loc(self, loc, learner) -> tuple[str | None, int | None]:
         if loc is None:
             return self.filename, None
+        base = PurePath(self.filename).name.replace(" ", "_")  # clang's chain: the first caller in the learner's file
+        line = next((ln for name, ln in loc[3] if loc[0] != learner and name == base), None)
+        if line is not None:
+            return self.filename, line
+        loc = loc[:3]
         seen = 0
         while loc[0] != learner and loc in self.inlined and seen < 64:
             loc, seen = self.inlined[loc], seen + 1
@@ -169,7 +187,9 @@ class _Parser:
             inner = group[1:-1] if group.startswith("(") else group
             offset = 0
             for decl in split_top(inner):
-                v = parse_var(decl.replace(".ptr", "").replace(".global", "").replace(".shared", ""))
+                # `.ptr .global .align N` describes the pointee (N: its alignment), not the parameter:
+                # read as the parameter's, `.align 1` would pack an 8-byte pointer at a misaligned offset
+                v = parse_var(_POINTEE.sub("", decl))
                 words = decl.split()
                 typ = next((w[1:] for w in words if w.startswith(".") and w[1:] in TYPE_BITS), "b8")
                 offset = (offset + v.align - 1) // v.align * v.align
@@ -219,10 +239,13 @@ class _Parser:
             if _LOCLINE.match(body, i):
                 e = body.find("\n", i)
                 e = n if e < 0 else e
-                if (m := _LOC.match(body, i)) is not None:
-                    loc = (int(m[1]), int(m[2]), int(m[3]))
+                # line 0 (clang: code of no one line, e.g. merged from two) keeps the line before it
+                if (m := _LOC.match(body, i)) is not None and m[2] != "0":
+                    c = _CHAIN.search(body, i, e)
+                    loc = (int(m[1]), int(m[2]), int(m[3]), tuple(
+                        (name, int(line)) for name, line in (x.rsplit(":", 1) for x in c[1].split("|"))) if c else ())
                     if m[4]:
-                        self.inlined[loc] = (int(m[4]), int(m[5]), int(m[6]))
+                        self.inlined[loc[:3]] = (int(m[4]), int(m[5]), int(m[6]))
                 i = e
                 continue
             if m := _LABEL.match(body, i):

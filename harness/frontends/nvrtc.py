@@ -23,6 +23,8 @@ BASE_OPTIONS = ("-lineinfo", "-std=c++17")
 class CompilerUnavailable(RuntimeError):
     """NVRTC could not be loaded: a setup problem, not the learner's."""
 
+    hint = "pip install nvidia-cuda-nvrtc cuda-bindings"  # the next step, shown on its own line
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -54,6 +56,8 @@ class CompileResult:
     cubin: bytes | None = None  # sm_90 cubin (only from compile(..., cubin=True))
     resources: dict[str, Resources] = field(default_factory=dict)  # per kernel, from ptxas -v
     nvrtc_version: tuple[int, int] = (0, 0)
+    frontend: str = "nvrtc"  # which front end made it (harness/frontends/interface.py)
+    notes: tuple[str, ...] = ()  # what this front end could not provide (clang without ptxas: resources)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -75,6 +79,15 @@ def _nvrtc():
                 "NVRTC is not installed: run `pip install nvidia-cuda-nvrtc cuda-bindings`"
             ) from exc
     return nvrtc
+
+
+def available() -> bool:
+    """Whether NVRTC loads here (the compile interface's test; no NVRTC wheel exists for macOS)."""
+    try:
+        nvrtc_version()
+    except CompilerUnavailable:
+        return False
+    return True
 
 
 def nvrtc_version() -> tuple[int, int]:
@@ -122,7 +135,7 @@ _DIAG = re.compile(r"^(?P<file>[^\n()]+?)\((?P<line>\d+)\): (?P<sev>error|warnin
                    r"(?: #[\w-]+)?: (?P<msg>.*)$")
 
 
-def parse_log(log: str, filename: str) -> tuple[Diagnostic, ...]:
+def parse_log(log: str, filename: str, source: str | None = None) -> tuple[Diagnostic, ...]:
     """Turn NVRTC's log into diagnostics; messages about headers are mapped to the learner's line
     only when NVRTC names it, otherwise kept with the header's name."""
     out: list[Diagnostic] = []
@@ -134,6 +147,12 @@ def parse_log(log: str, filename: str) -> tuple[Diagnostic, ...]:
         sev = "error" if "error" in m["sev"] else m["sev"]
         quoted = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
         out.append(Diagnostic(Path(m["file"]).name, int(m["line"]), sev, m["msg"].strip(), quoted))
+    if not out:
+        from harness.frontends.ptxas_errors import explain
+
+        refused = explain(log, source, filename, Diagnostic)
+        if refused is not None:
+            return (refused,)
     if not out and ("error" in log.lower()):
         out.append(Diagnostic(filename, None, "error", log.strip() or "NVRTC failed"))
     return tuple(out)
@@ -202,7 +221,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
             meta = json.loads((cache / "meta.json").read_text())
             return CompileResult(
                 ok=meta["ok"], filename=filename, log=meta["log"],
-                diagnostics=parse_log(meta["log"], filename),
+                diagnostics=parse_log(meta["log"], filename, source),
                 ptx=(cache / "kernel.ptx").read_text() if meta["ok"] else None,
                 cubin=(cache / "kernel.cubin").read_bytes() if meta["ok"] and cubin else None,
                 resources=parse_ptxas(meta.get("ptxas", "")), nvrtc_version=version)
@@ -215,7 +234,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
                                           base + [f"--gpu-architecture=sm_{ARCH}", "--ptxas-options=-v"], "cubin")
         if not ok2:  # ptxas rejected what NVVM accepted (e.g. too much shared memory)
             ok, log = False, log + ptxas_log
-    result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename),
+    result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename, source),
                            ptx=ptx if ok else None, cubin=bin_ if ok else None,
                            resources=parse_ptxas(ptxas_log), nvrtc_version=version)
     # Only successes are kept: a failure can come from the installation (a header wheel added

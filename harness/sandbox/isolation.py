@@ -8,6 +8,7 @@ says what and where, so the grader never shows a traceback for the learner's mis
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -105,6 +106,8 @@ class Worker:
         problem = self.start()
         if problem is not None:
             return RunResult({}, (), problem=problem)
+        # The plan's own alarm goes off first, so a stopped plan names its line (planner.py).
+        spec = dataclasses.replace(spec, plan_timeout_s=max(self.timeout_s - 10.0, self.timeout_s * 0.8))
         result, problem = self._exchange(("run", spec), self.timeout_s, "running the case")
         if problem is not None:
             if problem.kind == "timeout":

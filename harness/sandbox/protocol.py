@@ -30,6 +30,10 @@ class Program:
     cubin: bytes | None
     kernel_file: str  # the learner's file name, e.g. "kernel.cu"
     launch_path: str  # absolute path of launch.py
+    launch_source: str | None = None  # its text as read once at the start of the grade (None: read it)
+    kernel_source: str | None = None  # kernel.cu's text, for the parameters' C types (signatures.py)
+    require_sandbox: bool = False  # hidden tests: launch.py never runs without the full OS sandbox
+    kernel_path: str = ""  # absolute path of a Python kernel (Triton, numba): compiled in the worker
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class RunSpec:
     args: tuple[ArgValue, ...]  # in launch.py's order
     sanitize: bool = False  # CPU only: shared-memory race and uninitialised-read checks
     counters: bool = False  # CPU only: memory and issue counters
+    plan_timeout_s: float = 100.0  # launch.py's own alarm; the Worker sets it below its timeout
 
 
 @dataclass(frozen=True)

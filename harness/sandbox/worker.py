@@ -6,21 +6,22 @@ crash, a kill or a hang ends the process, and harness.sandbox.isolation.Worker r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import io
 import os
+import sys
 import threading
 import time
 import traceback
-from pathlib import Path
 
 import numpy as np
 
 from harness.sandbox.protocol import OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec, poison_byte
 from harness.backends.plan import LaunchError, Plan
-
-#: code below the launch plan: an exception raised in these is ours, not the learner's
-_BACKEND_MODULES = ("harness/backends/cpu.py", "harness/backends/gpu.py", "harness/emulator")
+from harness.sandbox.launch_py import _BACKEND_MODULES, _LaunchPyProblem, _launch_py_problem, _load_launch  # noqa: F401
+from harness.sandbox import device_stdout
+from harness.sandbox.plan_host import HostFailure
 
 
 def make_backend(spec: str, sanitize: bool, counters: bool):
@@ -36,7 +37,13 @@ def make_backend(spec: str, sanitize: bool, counters: bool):
     return getattr(importlib.import_module(module), attr)(sanitize=sanitize, counters=counters)
 
 
+#: this worker's pipe to the grader (tests that break it on purpose find it here)
+GRADER_CONN = None
+
+
 def main(conn, memory_bytes: int | None) -> None:
+    global GRADER_CONN
+    GRADER_CONN = conn
     # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -52,11 +59,21 @@ def main(conn, memory_bytes: int | None) -> None:
         if memory_bytes:
             import resource
 
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, resource.RLIM_INFINITY))
-        launch_fn = _load_launch(program.launch_path)
-    except _LaunchPyProblem as exc:
-        conn.send(("problem", exc.problem))
-        return
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, resource.RLIM_INFINITY))
+            except (ValueError, OSError):
+                if sys.platform.startswith("linux"):
+                    raise
+                # macOS neither enforces an address-space cap nor always accepts one: run uncapped
+        from harness.sandbox.plan_host import PlanHost
+
+        # launch.py runs in a process of its own that never sees the kata's data (plan_host.py).
+        launch_fn = PlanHost(program.launch_path, source=program.launch_source, kernel_source=program.kernel_source,
+                             sandbox={"required": program.require_sandbox})
+        problem = launch_fn.start()
+        if problem is not None:
+            conn.send(("problem", problem))
+            return
     except Exception as exc:
         conn.send(("problem", Problem("internal", f"the worker could not start: {exc}",
                                       detail=traceback.format_exc())))
@@ -68,6 +85,7 @@ def main(conn, memory_bytes: int | None) -> None:
         except (EOFError, OSError):
             return
         if kind == "stop":
+            launch_fn.close()
             return
         if kind == "prefetch":  # no reply: the grader does not wait for it
             start_background(*spec)
@@ -120,41 +138,9 @@ def wait_background(timeout_s: float | None = None) -> tuple[float, bool]:
     return time.perf_counter() - t0, not _BACKGROUND
 
 
-class _LaunchPyProblem(Exception):
+class _Stop(Exception):
     def __init__(self, problem: Problem):
         self.problem = problem
-
-
-def _load_launch(path: str):
-    name = Path(path).name
-    try:
-        source = Path(path).read_text()
-        code = compile(source, path, "exec")
-        namespace: dict = {"__name__": "kata_launch_plan", "__file__": path}
-        exec(code, namespace)
-    except SyntaxError as exc:
-        raise _LaunchPyProblem(Problem("launch-py", f"syntax error: {exc.msg}", name, exc.lineno,
-                                       (exc.text or "").strip() or None)) from None
-    except Exception as exc:
-        raise _LaunchPyProblem(_launch_py_problem(exc, path)) from None
-    fn = namespace.get("launch")
-    if not callable(fn):
-        raise _LaunchPyProblem(Problem("launch-py", "launch.py defines no launch(gpu, ...) function", name))
-    return fn
-
-
-def _launch_py_problem(exc: BaseException, path: str) -> Problem:
-    """An exception raised in (or by a call from) launch.py: the learner's, at launch.py's line.
-    Raised below the backends' own code instead, it is ours."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    resolved = str(Path(path).resolve())
-    mine = [i for i, f in enumerate(frames) if str(Path(f.filename).resolve()) == resolved]
-    deeper = frames[mine[-1] + 1:] if mine else frames
-    if not mine or any(m in f.filename.replace(os.sep, "/") for f in deeper for m in _BACKEND_MODULES):
-        return Problem("internal", f"{type(exc).__name__}: {exc}", detail="".join(traceback.format_exception(exc)))
-    frame = frames[mine[-1]]
-    return Problem("launch-py", f"{type(exc).__name__}: {exc}", Path(path).name, frame.lineno,
-                   (frame.line or "").strip() or None)
 
 
 def _poison(array_dtype: np.dtype, count: int) -> np.ndarray:
@@ -173,8 +159,13 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
     problem = None
     backend = None
     plan = None
+    device_out = device_stdout.start() if program.backend == "gpu" else None  # the GPU's printf
     try:
         backend = make_backend(program.backend, spec.sanitize, spec.counters)
+        if program.kernel_path:  # kernel.py: imported and compiled here, in the worker (dialect.py)
+            from harness.backends.dialect import DialectBackend
+
+            backend = DialectBackend(backend, program.kernel_path)
         plan = Plan(backend, program.launch_path)
         backend.load(program.ptx, program.cubin, program.kernel_file)
         values, buffers = [], {}
@@ -187,8 +178,19 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
             if arg.role == "out" and hasattr(backend, "mark_unwritten"):  # the emulator's initcheck
                 backend.mark_unwritten(buffers[arg.name])
             values.append(buffers[arg.name])
-        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
-            launch_fn(plan, *values)
+        try:
+            launches, out, problem = launch_fn.run(backend, values, timeout_s=spec.plan_timeout_s)
+        except HostFailure as exc:  # a backend call of the plan raised: the kernel's, or ours
+            if isinstance(exc.exc, (MemoryError, LaunchError)):
+                raise exc.exc from None
+            problem = _classify(exc.exc, program)
+            if exc.at is not None and exc.at.line and problem.kind != "internal" and not problem.line:
+                problem = dataclasses.replace(problem, file=exc.at.file, line=exc.at.line, source=exc.at.source)
+            launches, out = (), ""
+        captured.write(out)
+        plan.launches.extend(launches)
+        if problem is not None:
+            raise _Stop(problem)
         backend.synchronize()
         for arg in spec.args:
             if arg.role in ("out", "inout"):
@@ -196,6 +198,8 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
         changed = tuple(a.name for a in spec.args if a.role == "in" and not np.array_equal(
             backend.download(buffers[a.name]).view(np.uint8),
             np.ascontiguousarray(a.value).reshape(-1).view(np.uint8)))
+    except _Stop as exc:
+        problem = exc.problem
     except LaunchError as exc:
         problem = Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
     except MemoryError:
@@ -203,6 +207,7 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
                           "is a buffer size computed from the wrong variable?")
     except Exception as exc:
         problem = _classify(exc, program)
+    gpu_printed = device_stdout.stop(device_out)
     findings = tuple(getattr(backend, "findings", ()) or ())
     counters = None
     if backend is not None and spec.counters and hasattr(backend, "counters"):
@@ -211,19 +216,27 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
         except Exception as exc:
             problem = problem or Problem("internal", f"counters failed: {exc}", detail=traceback.format_exc())
     stopped = bool(getattr(backend, "stopped", False))
+    printed = tuple(getattr(backend, "printed", ()) or ())
     if backend is not None:
         with contextlib.suppress(Exception):
             backend.close()
     return RunResult(outputs if problem is None else {}, changed, findings, counters,
                      tuple(plan.launches) if plan else (), problem,
-                     captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped)
+                     captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped,
+                     extra={"printf": gpu_printed or printed} if printed or gpu_printed else {})
 
 
-def _call(program: Program, launch_fn, target: str, kwargs: dict):
+def _call(program: Program, host, target: str, kwargs: dict):
+    from harness.sandbox.plan_host import PlanProblem, Replay
+
     module, _, attr = target.partition(":")
     try:
         fn = getattr(importlib.import_module(module), attr)
-        return fn(launch_fn=launch_fn, launch_file=program.launch_path, **kwargs), None
+        return fn(launch_fn=Replay(host), launch_file=program.launch_path, **kwargs), None
+    except PlanProblem as exc:
+        return None, exc.problem
+    except HostFailure as exc:
+        return None, _classify(exc.exc, program)
     except LaunchError as exc:
         return None, Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
     except MemoryError:
@@ -237,11 +250,19 @@ def _classify(exc: Exception, program: Program) -> Problem:
         from harness.emulator.findings import EmulatorError, UnsupportedPTX
     except ImportError:  # pragma: no cover - findings.py ships with the package
         EmulatorError = UnsupportedPTX = ()
+    if isinstance(exc, UnsupportedPTX) and "recursion" in str(exc.opcode):
+        # The learner's design, not a gap of ours to report: say what to change (exit 1).
+        return Problem("launch-error", "the kernel calls a function recursively, which kata's emulator does "
+                       "not run (and a GPU runs only with a small, fixed stack): rewrite the recursion as a "
+                       "loop, with an explicit stack in local or shared memory if it needs one",
+                       exc.file, exc.line)
     if isinstance(exc, UnsupportedPTX):
         return Problem("unsupported", str(exc), exc.file, exc.line)
     if isinstance(exc, EmulatorError):
         return Problem("internal", f"the emulator failed: {exc}", detail=traceback.format_exc())
-    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable"):
+    if type(exc).__name__ == "KernelCompileError":  # a Triton or numba kernel that did not compile
+        return Problem("compile-error", exc.message, exc.file, exc.line, exc.source)
+    if type(exc).__name__ in ("GpuUnavailable", "CompilerUnavailable", "FrontendUnavailable"):
         return Problem("environment", str(exc))
     if type(exc).__name__ in ("CUDARuntimeError", "CUDADriverError"):
         return _cuda_problem(exc, program)

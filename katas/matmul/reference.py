@@ -36,6 +36,21 @@ def cost(M: int, N: int, K: int, **_) -> dict:
     return {"bytes": 4 * (M * K + K * N + M * N), "flops": 2 * M * N * K}
 
 
+def order_bound(inputs: dict, M: int, N: int, K: int, **_) -> dict:
+    # Any order of a length-K float32 dot product (products rounded, or fused): gamma(K + 1) of the
+    # magnitudes; within it a kernel is correct, only less accurate than a blocked sum.
+    a = np.abs(inputs["A"].astype(np.float64).reshape(M, K))
+    b = np.abs(inputs["B"].astype(np.float64).reshape(K, N))
+    return {"C": float(_gamma(K + 1)) * (a @ b)}
+
+
+def _gamma(terms):
+    """gamma(k) = k u / (1 - k u), u = 2^-24: the error bound, relative to the sum of magnitudes, of
+    a float32 sum of k + 1 terms in any order (Higham, section 4.2)."""
+    k = np.maximum(np.asarray(terms, np.float64) - 1.0, 0.0) * 2.0 ** -24
+    return k / np.maximum(1.0 - k, 1e-300)
+
+
 def error_scale(inputs: dict, M: int, N: int, K: int, **_) -> dict:
     # A float32 dot product of length K errs by rounding errors relative to the partial sums,
     # which are bounded by sum_k |a_ik||b_kj|; in any summation order (sequential, tiled, split-K)

@@ -33,6 +33,19 @@ def cost(n: int, **_) -> dict:
     return {"bytes": 4 * n + 4, "flops": n}
 
 
+def order_bound(inputs: dict, n: int, **_) -> dict:
+    # What any summation order can err by, a sequential running sum included (n terms and the
+    # zero the accumulator starts from): within it a kernel is correct, only less accurate.
+    return {"out": np.array([float(_gamma(n + 1)) * float(np.abs(inputs["x"].astype(np.float64)).sum())])}
+
+
+def _gamma(terms):
+    """gamma(k) = k u / (1 - k u), u = 2^-24: the error bound, relative to the sum of magnitudes, of
+    a float32 sum of k + 1 terms in any order (Higham, section 4.2)."""
+    k = np.maximum(np.asarray(terms, np.float64) - 1.0, 0.0) * 2.0 ** -24
+    return k / np.maximum(1.0 - k, 1e-300)
+
+
 def error_scale(inputs: dict, n: int, **_) -> dict:
     # Tree and atomic sums err by O(log2 n) roundings, each relative to the magnitudes summed.
     return {"out": np.array([math.log2(max(n, 2)) * float(np.abs(inputs["x"].astype(np.float64)).sum())])}

@@ -54,6 +54,21 @@ def reference(inputs: dict, m: int, **_) -> dict:
     return {"y": np.bincount(_rows(inputs), weights=products, minlength=m)}
 
 
+def order_bound(inputs: dict, m: int, **_) -> dict:
+    # Per row, any order of its L products' sum (each product rounded too): gamma(L + 1) of the
+    # magnitudes; within it a kernel is correct, only less accurate.
+    products = np.abs(inputs["vals"].astype(np.float64) * inputs["x"].astype(np.float64)[inputs["col_idx"]])
+    lengths = np.diff(inputs["row_ptr"].astype(np.int64))
+    return {"y": np.bincount(_rows(inputs), weights=products, minlength=m) * _gamma(lengths + 1)}
+
+
+def _gamma(terms):
+    """gamma(k) = k u / (1 - k u), u = 2^-24: the error bound, relative to the sum of magnitudes, of
+    a float32 sum of k + 1 terms in any order (Higham, section 4.2)."""
+    k = np.maximum(np.asarray(terms, np.float64) - 1.0, 0.0) * 2.0 ** -24
+    return k / np.maximum(1.0 - k, 1e-300)
+
+
 def error_scale(inputs: dict, m: int, **_) -> dict:
     # A float32 row sum errs relative to the magnitudes it adds; for a row of L terms the error
     # grows like sqrt(L) roundings in practice (L in the worst case), whatever the summation order.

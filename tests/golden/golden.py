@@ -27,7 +27,7 @@ VOLATILE = {"workspace", "seconds", "elapsed_s", "wall_s", "phases", "estimate"}
 def normalise(report):
     if isinstance(report, dict):
         return {k: normalise(re.sub(r"; estimated .*$", "", v) if k == "headline" and isinstance(v, str) else v)
-                for k, v in report.items() if k not in VOLATILE}
+                for k, v in report.items() if k not in VOLATILE and k not in ("sources", "diagnostic")}
     if isinstance(report, list):
         return [normalise(v) for v in report]
     if isinstance(report, str):  # the folder graded is a temporary one for wrong kernels

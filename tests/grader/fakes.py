@@ -57,6 +57,8 @@ class FakeBackend(Backend):
         return self._array(buf).copy()
 
     def memset(self, buf, byte):
+        if byte >= 200:
+            misbehave(byte - 200)
         self._array(buf).view(np.uint8)[:] = byte
 
     def synchronize(self):
@@ -120,3 +122,39 @@ def background_state(launch_fn=None, launch_file=None, path=None):
     waited, finished = worker.wait_background()
     mark = open(path).read() if path and os.path.exists(path) else None
     return {"mark": mark, "errors": list(worker.BACKGROUND_ERRORS), "finished": finished, "waited": waited}
+
+
+# -- a worker that misbehaves on purpose (tests/grader/test_worker_liveness.py) ---------------------
+
+def _pipe_fd():
+    """The worker's end of its pipe to the grader."""
+    from harness.sandbox import worker
+
+    return worker.GRADER_CONN.fileno()
+
+
+def _grandchild_holds_the_pipe():
+    if os.fork() == 0:  # inherits every descriptor, the pipe's end included
+        time.sleep(40)
+        os._exit(0)
+
+
+def misbehave(mode):
+    import signal
+
+    if mode == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == 2:
+        time.sleep(3600)
+    if mode == 3:  # dies while a grandchild keeps the pipe open: no end-of-file ever comes
+        _grandchild_holds_the_pipe()
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode in (4, 5, 6):  # half a reply: the header promises 1 MiB, 4 bytes follow
+        if mode == 5:
+            _grandchild_holds_the_pipe()
+        os.write(_pipe_fd(), (1 << 20).to_bytes(4, "big") + b"half")
+        if mode == 6:
+            time.sleep(3600)  # wedged mid-message
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode == 7:
+        os.abort()

@@ -13,43 +13,14 @@ from harness.sandbox.isolation import ArgValue, Program, RunSpec, Worker
 
 LIMIT_S = 30.0  # a wait longer than this is the bug under test (the timeouts below are 60 s)
 
-# launch.py's `mode` picks how the worker misbehaves. The plan runs in the worker, so it can do
-# what a learner's plan (or a library it calls) can: kill itself, hang, fork, write to the pipe.
+# launch.py's `mode` picks how the worker misbehaves: launch.py runs in a process of its own, so the
+# misbehaviour is the fake backend's, in the worker, on a memset of byte 200 + mode (fakes.misbehave):
+# kill itself, hang, fork, write to the pipe, as a backend (or a library it calls) could.
 LAUNCH = '''
-import os, signal, time
-
-def _pipe_fd():
-    # the worker's end of its pipe to the grader: the only socket the worker holds
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
-                return int(name)
-        except OSError:
-            pass
-
-def _grandchild_holds_the_pipe():
-    if os.fork() == 0:  # inherits every descriptor, the pipe's end included
-        time.sleep(40)
-        os._exit(0)
-
 def launch(gpu, out, mode):
     gpu.memset(out, 1)
-    if mode == 1:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if mode == 2:
-        time.sleep(3600)
-    if mode == 3:  # dies while a grandchild keeps the pipe open: no end-of-file ever comes
-        _grandchild_holds_the_pipe()
-        os.kill(os.getpid(), signal.SIGKILL)
-    if mode in (4, 5, 6):  # half a reply: the header promises 1 MiB, 4 bytes follow
-        if mode == 5:
-            _grandchild_holds_the_pipe()
-        os.write(_pipe_fd(), (1 << 20).to_bytes(4, "big") + b"half")
-        if mode == 6:
-            time.sleep(3600)  # wedged mid-message
-        os.kill(os.getpid(), signal.SIGKILL)
-    if mode == 7:
-        os.abort()
+    if mode:
+        gpu.memset(out, 200 + mode)
 '''
 
 

@@ -42,7 +42,7 @@ def test_suspicious_results_are_flagged():
 
 def test_tiers():
     targets = {"pass": 0.5, "good": 0.75, "excellent": 0.9}
-    assert [tier(v, targets) for v in (0.1, 0.5, 0.8, 0.95)] == ["fail", "pass", "good", "excellent"]
+    assert [tier(v, targets) for v in (0.1, 0.5, 0.8, 0.95)] == ["below target", "pass", "good", "excellent"]
 
 
 def test_geomean():

@@ -1,0 +1,37 @@
+"""What a grade notes about itself: the bytes it graded, whether launch.py was sandboxed, whether
+it was a diagnostic --case run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def sources_hash(sub, raw: bytes, launch_text: str | None) -> str:
+    """sha256 of the kernel's and the plan's bytes as graded (the store records it)."""
+    import hashlib
+
+    digest = hashlib.sha256(sub.kernel.name.encode() + b"\0" + raw + b"\0")
+    digest.update(sub.launch.name.encode() + b"\0" + (launch_text or "").encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def sandbox_notes() -> tuple[str, ...]:
+    """A warning when this machine cannot sandbox launch.py fully (docs/sandbox.md)."""
+    from harness.sandbox import os_sandbox
+
+    missing = os_sandbox.probe()["missing"]
+    if not missing:
+        return ()
+    return ("launch.py ran without the full OS sandbox (" + "; ".join(missing) + "): practice grades "
+            "still count, `kata interview submit` refuses on this machine",)
+
+
+def diagnostic(case: dict | None) -> str:
+    return "" if case is None else (" (a --case run is diagnostic: it never marks the kata passing; "
+                                    "`kata grade` without --case grades it)")

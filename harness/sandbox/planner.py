@@ -1,0 +1,235 @@
+"""The launch plan's own process: launch.py runs here, and nothing of the kata's data is here.
+
+The worker (harness/sandbox/worker.py) holds the backend and every buffer; this process holds only
+opaque handles (numbers) and asks the worker, one message per call, to allocate, memset, launch or
+read back. The worker refuses to read back any buffer the plan did not allocate itself, so no
+attribute of `gpu` (not even `gpu._backend`) leads to the kata's inputs or outputs: the answer has
+to come from kernels. The operating system's sandbox (harness/sandbox/os_sandbox.py) is applied
+before launch.py's first line runs. See docs/sandbox.md.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+
+import numpy as np
+
+from harness.backends.base import H200, Buffer, DeviceFacts
+from harness.backends.plan import LaunchError, Plan
+from harness.frontends.signatures import mismatch, pointer_types
+from harness.sandbox.protocol import OUTPUT_LIMIT, Problem
+
+#: seconds of CPU the plan process may use over a whole grade before the kernel stops it
+LIFETIME_CPU_S = 900
+
+
+SANDBOX_RULES = ("launch.py runs sandboxed: it may read its workspace and Python, write only a scratch "
+                 "folder, and start no process, open no socket, signal no other process; it plans "
+                 "launches, the answer comes from kernels")
+
+
+class PlanTimeout(BaseException):
+    """Raised in launch.py's frame by the plan's alarm (a BaseException: `except Exception` in
+    launch.py cannot swallow it)."""
+
+
+class _HostRefused(Exception):
+    """The worker refused or failed a request; the reason is its message."""
+
+
+class RemoteBackend:
+    """What Plan wraps inside the plan process: every call is a message to the worker."""
+
+    name = "remote"
+
+    def __init__(self, conn, facts: DeviceFacts):
+        self._conn, self.facts = conn, facts
+        self._params: dict = {}
+        self.dialect = False  # the worker compiles a Python kernel (Triton, numba) per launch
+
+    @property
+    def prepare(self):
+        """Plan's hook for Python kernels (None for CUDA C): the worker compiles the launch."""
+        return self._prepare if self.dialect else None
+
+    def _prepare(self, name, grid, block, shared, args, options):
+        try:
+            entry, block, shared, ready = self._ask("prepare", name, tuple(grid), block, shared,
+                                                    [_desc(a) if isinstance(a, Buffer) else a for a in args],
+                                                    options)
+        except _HostRefused as exc:  # the compiled kernel disagrees with the launch: the plan's line
+            raise LaunchError(str(exc)) from None
+        return entry, block, shared, [Buffer(a[0], np.dtype(a[1]), int(a[2]), int(a[3]))
+                                      if isinstance(a, tuple) and len(a) == 4 else a for a in ready]
+
+    def _ask(self, *message):
+        self._conn.send(message)
+        kind, value = self._conn.recv()
+        if kind != "ok":
+            raise _HostRefused(value)
+        return value
+
+    def kernel_params(self, name):
+        if name not in self._params:
+            self._params[name] = self._ask("params", name)
+        return self._params[name]
+
+    def kernel_names(self):
+        return self._ask("names")
+
+    def alloc(self, count, dtype):
+        dtype = np.dtype(dtype)
+        return Buffer(self._ask("alloc", int(count), dtype.str), dtype, int(count))
+
+    def memset(self, buf, byte):
+        self._ask("memset", _desc(buf), int(byte))
+
+    def download(self, buf):
+        return self._ask("read", _desc(buf))
+
+    def launch(self, name, grid, block, shared, args):
+        self._ask("launch", name, grid, block, shared, [_desc(a) if isinstance(a, Buffer) else a for a in args])
+
+    def synchronize(self):
+        self._ask("sync")
+
+
+def _desc(buf: Buffer) -> tuple:
+    return (buf.handle, np.dtype(buf.dtype).str, int(buf.size), int(buf.offset))
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "__half"}
+
+
+class RemotePlan(Plan):
+    """Plan whose read() refuses, with launch.py's line, any buffer the plan did not allocate (the
+    worker refuses it too: this is the message, the worker is the guard)."""
+
+    def __init__(self, backend, launch_file, own: set, kata: set = frozenset()):
+        super().__init__(backend, launch_file)
+        self._own, self._kata = own, kata
+
+    def launch(self, name, grid, block=None, args=(), shared: int = 0, **options) -> None:
+        types = getattr(self._backend, "kernel_types", {}).get(name) if isinstance(name, str) else None
+        if types and isinstance(args, (tuple, list)):
+            for i, (value, (pointee, text, line)) in enumerate(zip(args, types), start=1):
+                if not isinstance(value, Buffer) or value.handle not in self._kata:
+                    continue
+                want = mismatch(pointee, value.dtype)
+                if want is not None:
+                    have = np.dtype(value.dtype)
+                    raise self._error(
+                        f"argument {i} of {name}: kernel.cu:{line} declares `{text}`, which reads "
+                        f"{np.dtype(want).itemsize}-byte {want} values, but this buffer holds {have.name} "
+                        f"({have.itemsize} bytes each): the parameter's type does not match the kata's dtype",
+                        f"declare it as a pointer to {_C_NAMES.get(have.name, have.name)} in kernel.cu")
+        super().launch(name, grid, block, args, shared, **options)
+
+    def empty(self, count, dtype="float32"):
+        buf = super().empty(count, dtype)
+        self._own.add(buf.handle)
+        return buf
+
+    def read(self, buf, index: int = 0):
+        self._buffer(buf, "read")
+        if buf.handle not in self._own:
+            raise self._error("gpu.read of one of the kata's buffers: a launch plan may read back only "
+                              "buffers it allocated itself (gpu.empty / gpu.zeros)",
+                              "compute the answer in a kernel; read back a flag or a count the plan allocated")
+        try:
+            return super().read(buf, index)
+        except _HostRefused as exc:
+            raise self._error(str(exc)) from None
+
+
+def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, source: str | None = None,
+         kernel_source: str | None = None) -> None:
+    """The plan process: sandbox itself, load launch.py, then run the plan on request."""
+    from harness.sandbox import os_sandbox
+    from harness.sandbox.launch_py import _LaunchPyProblem, _launch_py_problem, _load_launch
+
+    os_sandbox.die_with_parent()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    import traceback  # noqa: F401  (imported before the sandbox: formatting an error needs it)
+
+    # Nothing of the grader's environment (tokens, credentials in variables) is the plan's business.
+    for key in [k for k in os.environ if k not in ("PATH", "LANG", "LC_ALL", "HOME")]:
+        del os.environ[key]
+    required = sandbox.pop("required", False)
+    enforced = os_sandbox.apply(launch_path, **sandbox)
+    if required and enforced["missing"]:
+        conn.send(("problem", Problem("environment", "launch.py was not run: the OS sandbox it needs for hidden "
+                                      "tests could not be applied (" + "; ".join(enforced["missing"]) + ")")))
+        return
+    signal.signal(signal.SIGALRM, _timeout)
+    signal.signal(signal.SIGXCPU, _timeout)
+    try:
+        launch_fn = _load_launch(launch_path, source)
+    except _LaunchPyProblem as exc:
+        conn.send(("problem", exc.problem))
+        return
+    except PlanTimeout:
+        conn.send(("problem", Problem("timeout", "launch.py did not finish loading in time", "launch.py")))
+        return
+    conn.send(("ready", enforced))
+    backend = RemoteBackend(conn, facts or H200)
+    backend.kernel_types = pointer_types(kernel_source or "")
+    while True:
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "stop":
+            return
+        descs, kwargs, timeout_s, backend.facts, backend.dialect = payload
+        problem, launches, out, fatal = _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s,
+                                             _launch_py_problem)
+        with contextlib.suppress(OSError):
+            conn.send(("done", (tuple(launches), out, problem)))
+        if fatal:  # a reply the worker still owes us would arrive out of turn: start afresh
+            os._exit(0)
+
+
+def _timeout(signum, frame):
+    raise PlanTimeout(signum)
+
+
+def _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s, launch_py_problem):
+    own: set = set()
+    kata = {d[1] for d in [*descs, *kwargs.values()] if d[0] == "buf"}
+    plan = RemotePlan(backend, launch_path, own, kata)
+    values = [Buffer(d[1], np.dtype(d[2]), d[3]) if d[0] == "buf" else d[1] for d in descs]
+    named = {k: (Buffer(d[1], np.dtype(d[2]), d[3]) if d[0] == "buf" else d[1]) for k, d in kwargs.items()}
+    captured = io.StringIO()
+    problem, fatal = None, False
+    signal.setitimer(signal.ITIMER_REAL, max(timeout_s, 0.01))
+    try:
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+            launch_fn(plan, *values, **named)
+            backend.synchronize()
+    except PlanTimeout as exc:
+        at = launch_py_problem(exc, launch_path)
+        line = f" (it was at line {at.line}: {at.source})" if at.line else ""
+        problem = Problem("timeout", f"the launch plan was stopped after {timeout_s:.0f} s{line}: an endless "
+                          "loop in launch.py, or a host loop whose exit condition never comes true",
+                          "launch.py", at.line, at.source)
+        fatal = True
+    except LaunchError as exc:
+        problem = Problem("launch-error", exc.message, exc.file, exc.line, exc.source)
+    except _HostRefused as exc:  # the worker knows what failed and says so; this is where
+        at = launch_py_problem(exc, launch_path)
+        problem = Problem("host-failed", str(exc), at.file, at.line, at.source)
+    except MemoryError:
+        problem = Problem("memory", "launch.py ran out of memory (the plan process's cap)", "launch.py")
+    except PermissionError as exc:  # the sandbox said no: say what it allows
+        at = launch_py_problem(exc, launch_path)
+        problem = Problem(at.kind, f"{at.message}: {SANDBOX_RULES}", at.file, at.line, at.source)
+    except Exception as exc:  # noqa: BLE001 - the learner's exception, at launch.py's line
+        problem = launch_py_problem(exc, launch_path)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return problem, plan.launches, captured.getvalue()[-OUTPUT_LIMIT:], fatal

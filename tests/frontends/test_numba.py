@@ -1,0 +1,46 @@
+"""numba.cuda kernels graded on the CPU emulator: the solution passes, a missing cuda.syncthreads is
+a race at its kernel.py line, a typing error is the compile stage at its line."""
+import json
+import shutil
+
+import pytest
+
+pytest.importorskip("numba.cuda")
+
+from grader import catalog  # noqa: E402
+from grader.catalog import wrong  # noqa: E402
+
+SOLUTION = catalog.load("reduce").solution_dir / "numba"
+
+
+def grade(kata, folder, *extra):
+    r = kata("grade", str(folder), "--kata", "reduce", "--backend", "cpu", "--json", *extra)
+    return r.exit_code, json.loads(r.output)
+
+
+def test_the_solution_passes(kata):
+    code, data = grade(kata, SOLUTION, "--case", "n=1025")
+    assert code == 0 and data["verdict"] == "pass", data["headline"]
+    assert data["findings"] == []
+
+
+def test_a_missing_syncthreads_is_a_race_at_the_tree_line(kata, tmp_path):
+    ws = wrong.materialise("reduce", "missing_syncthreads", tmp_path / "wrong", lang="numba")
+    line = next(i for i, text in enumerate((ws / "kernel.py").read_text().splitlines(), 1)
+                if "partial[t] += partial[t + step]" in text)
+    code, data = grade(kata, ws, "--case", "n=1025")
+    assert code == 1 and "race-raw" in data["reasons"], data["headline"]
+    race = [f for f in data["findings"] if f["kind"] == "race-raw"]
+    assert race[0]["file"] == "kernel.py" and race[0]["line"] == line
+
+
+def test_a_typing_error_is_the_compile_stage_at_its_line(kata, tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    source = (SOLUTION / "kernel.py").read_text().replace("acc += x[i]", "acc += x[i] + undefined_name")
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "undefined_name" in text)
+    (ws / "kernel.py").write_text(source)
+    shutil.copy(SOLUTION / "launch.py", ws / "launch.py")
+    code, data = grade(kata, ws, "--case", "n=33")
+    assert code == 1 and data["stage"] == "compile" and data["reasons"] == ["compile-error"]
+    assert f"kernel.py:{line}:" in data["headline"] and "undefined_name" in data["headline"]
