@@ -4,6 +4,9 @@ ends the grade. The GPU has no sanitizer, so a GPU grade runs that stage, a scre
 cases with observers off, and the rerun that names a failure's cause, on kata's CPU emulator
 (grader/grading/runs.py).
 
+It is longer than ~300 lines because the stages are written in the order a grade runs them, each
+with its early return, so the whole flow of a grade reads top to bottom in one file.
+
 `grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
 so hidden tests and practice grades can never drift apart.
 """
@@ -92,7 +95,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     if _on_windows():  # the compile stage above works there (NVRTC has Windows wheels)
         raise EnvironmentProblem(WINDOWS, hint="install WSL 2 (`wsl --install`), then `pip install kata` inside it")
     resources = ResourceStage(tuple(compiled.resources.values()), ())
-    if _on_gpu(chosen) and compiled.cubin is None:  # clang without ptxas makes PTX only
+    if _on_gpu(chosen) and compiled.cubin is None and sub.kernel.suffix != ".py":  # clang without ptxas: PTX only
         raise EnvironmentProblem(f"--backend gpu needs a cubin, and {compiled.frontend} made PTX only: "
                                  + " ".join(compiled.notes), hint="unset KATA_FRONTEND (NVRTC), or use --backend cpu")
     python_kernel = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""

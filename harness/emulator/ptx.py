@@ -1,5 +1,8 @@
 """The PTX loader: NVRTC's text → a Module of functions, variables and pre-decoded instructions.
 
+It is longer than ~300 lines: directives, parameters and both compilers' .loc conventions
+(NVRTC's inlined_at, clang's inlining comments) share one parse state and are read in one pass.
+
 Parsing happens once per module. Every instruction becomes an `Inst` carrying its opcode, its
 operands already split and classified, and the learner's file:line (inlined header code is mapped
 back through `.loc ... inlined_at` to the line of the learner's file that called it). Registers

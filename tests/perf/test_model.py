@@ -45,7 +45,7 @@ def test_one_atomic_per_block_on_a_million_blocks_is_bound_by_same_address_atomi
     assert case.resource == "atomic" and case.bound.startswith("same-address atomics: 1,048,576")
     assert "atomicAdd" in (ROOT / "bench/reduce_variants/shared_tree/kernel.cu").read_text().splitlines()[
         int(case.lines[0][0].split(":")[1]) - 1]
-    assert e.tier == "fail"
+    assert e.tier == "below target"
 
 
 def test_the_report_ranks_the_three_reduce_designs_as_the_h200_did():

@@ -33,10 +33,10 @@ def test_killing_kata_grade_midway_keeps_earlier_attempts(tmp_path, monkeypatch)
         progress.on_grade("reduce", workspace, Report(verdict))
     # Its own process group, so the grade and the worker it spawns die together.
     proc = subprocess.Popen([sys.executable, "-c", "from grader.cli import main; main()", "grade", str(workspace),
-                             "--backend", "cpu"], stdout=subprocess.DEVNULL,
+                             "--backend", "cpu", "--examples", "400"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, "KATA_HOME": str(tmp_path / "home")})
-    time.sleep(3.0)  # compiling and running cases by now; the attempt is recorded at the end
+    time.sleep(3.0)  # compiling and running cases by now (400 drawn: tens of seconds); recorded at the end
     assert proc.poll() is None, "the grade finished before it could be killed"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
