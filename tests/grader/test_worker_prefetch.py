@@ -54,8 +54,8 @@ def test_a_failing_prefetch_is_swallowed_and_the_worker_goes_on(tmp_path):
         result = w.run(spec())
         assert result.problem is None and result.outputs["out"].tolist() == [2, 2, 2, 2]
         state, problem = w.call("fakes:background_state", 60)
-    assert problem is None and len(state["errors"]) == 2  # both, in whichever order their threads ended
-    assert any("the prefetch failed" in e for e in state["errors"])
+        assert problem is None and len(state["errors"]) == 2  # both, in whichever order their threads ended
+        assert any("the prefetch failed" in e for e in state["errors"])
         assert w.restarts == 0
 
 
