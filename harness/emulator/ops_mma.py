@@ -95,10 +95,20 @@ def mma(eng, inst):
     per_a = 1 if ta == "f64" else wm.PER_REG[ta]
     if len(ra) * per_a != ar.shape[1] or len(rb) * per_a != br.shape[1]:
         raise UnsupportedPTX(inst.opcode + " (fragment register count)", inst.file, inst.line)
-    sat = "satfinite" in inst.mods
     inst.aux = None  # a full-warp operation: the engine waits for every lane of the warp
-    acc = np.int64 if integer else np.float64
+    return WARPSYNC, warp_product(eng, inst, (a, b, c), (ra, rb, rc), dst, ((ar, ac), (br, bc), (cr, cc)),
+                                  (ta, tb, tc, td), (M, N, K), integer)
 
+
+def warp_product(eng, inst, operands, readers, dst, layouts, types, dims, integer):
+    """The run closure of a warp-wide D = A·B + C, shared by mma.sync and wmma.mma: each lane's
+    fragment registers gathered into whole matrices (by the layouts' row/col tables), one exact
+    product, D scattered back to the destination registers."""
+    (ra, rb, rc), ((ar, ac), (br, bc), (cr, cc)) = readers, layouts
+    (ta, tb, tc, td), (M, N, K) = types, dims
+    a, b, c = operands
+    sat = "satfinite" in inst.mods
+    acc = np.int64 if integer else np.float64
     check = wm.fragment_check(eng, inst, (("A", a), ("B", b), ("C", c)))
 
     def run(sel):
@@ -108,9 +118,8 @@ def mma(eng, inst):
         A = wm.assemble(wm.unpack(gather_regs(w, ra), ta), ar, ac, (M, K), acc)
         B = wm.assemble(wm.unpack(gather_regs(w, rb), tb), br, bc, (K, N), acc)
         C = wm.assemble(wm.unpack(gather_regs(w, rc), tc), cr, cc, (M, N), acc)
-        D = wm.product(A, B, C, integer)
-        scatter_regs(w, dst, wm.pack(wm.scatter_elems(D, cr, cc), td, sat))
-    return WARPSYNC, run
+        scatter_regs(w, dst, wm.pack(wm.scatter_elems(wm.product(A, B, C, integer), cr, cc), td, sat))
+    return run
 
 
 def cvt_tf32(eng, inst):

@@ -19,7 +19,7 @@ from . import warpmat as wm
 from .findings import UnsupportedPTX
 from .ops import WARPSYNC, builder, get
 from .ops_mem import _subsel, address, locate
-from .ops_mma import gather_regs, reg_readers, reg_writers, scatter_regs
+from .ops_mma import gather_regs, reg_readers, reg_writers, scatter_regs, warp_product
 
 G, T4 = wm.G, wm.T4
 _EL = [(G + 8 * ((i // 2) % 2), 2 * T4 + i % 2 + 8 * (i // 4)) for i in range(8)]  # A, 16x16
@@ -190,21 +190,9 @@ def _mma(eng, inst):
     ra, rb, rc = reg_readers(eng, inst, a), reg_readers(eng, inst, b), reg_readers(eng, inst, c)
     per_a = wm.PER_REG[ta]
     ra, rb = ra[: ar.shape[1] // per_a], rb[: br.shape[1] // per_a]  # f16: the first copy
-    integer = ta in ("s8", "u8")
-    acc = np.int64 if integer else np.float64
-    sat = "satfinite" in inst.mods
     inst.aux = None
-    check = wm.fragment_check(eng, inst, (("A", a), ("B", b), ("C", c)))
-
-    def run(sel):
-        if check is not None:
-            check(sel)
-        w = wm.Warps(eng, sel)
-        A = wm.assemble(wm.unpack(gather_regs(w, ra), ta), ar, ac, (M, K), acc)
-        B = wm.assemble(wm.unpack(gather_regs(w, rb), tb), br, bc, (K, N), acc)
-        C = wm.assemble(wm.unpack(gather_regs(w, rc), tc), cr, cc, (M, N), acc)
-        scatter_regs(w, dst, wm.pack(wm.scatter_elems(wm.product(A, B, C, integer), cr, cc), td, sat))
-    return WARPSYNC, run
+    return WARPSYNC, warp_product(eng, inst, (a, b, c), (ra, rb, rc), dst, ((ar, ac), (br, bc), (cr, cc)),
+                                  (ta, tb, tc, td), (M, N, K), ta in ("s8", "u8"))
 
 
 __all__ = ["wmma", "FRAGS", "_subsel"]
