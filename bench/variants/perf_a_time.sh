@@ -25,10 +25,10 @@ fi
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>/dev/null || echo "no nvidia-smi"
   echo "=== layernorm-backward"
   timeout 90 python3 bench/quick_time.py layernorm-backward solutions/layernorm-backward $v/layernorm-backward/l1_reread \
-    $v/layernorm-backward/resident $v/layernorm-backward/pipelined $v/layernorm-backward/pipelined4 "${lnb_extra[@]}"
+    $v/layernorm-backward/resident $v/layernorm-backward/pipelined4 "${lnb_extra[@]}"
   echo "exit $?"
   echo "=== adamw"
-  timeout 150 python3 bench/quick_time.py adamw solutions/adamw $v/adamw/two_launch $v/adamw/one_launch $v/adamw/one_launch_u2 "${adamw_extra[@]}"
+  timeout 150 python3 bench/quick_time.py adamw solutions/adamw $v/adamw/two_launch $v/adamw/one_launch_u2 "${adamw_extra[@]}"
   echo "exit $?"
 } 2>&1 | tee "$scratch/perf_a_time.txt"
 [ -n "$out" ] && mkdir -p "$out" && cp "$scratch/perf_a_time.txt" "$out/perf_a_time.txt"
