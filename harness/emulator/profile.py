@@ -37,6 +37,7 @@ class Profile(Counters):
         self._barriers = 0
         self._blocks: list[np.ndarray] = []
         self._satom: dict[int, int] = {}  # pc -> serialised steps of its shared atomics
+        self._lines: dict[int, int] = {}  # pc -> 128-byte lines its global requests touched, per warp
 
     def on_block_start(self, blocks) -> None:
         self._blocks.append(np.asarray(blocks, np.int64).copy())
@@ -74,6 +75,10 @@ class Profile(Counters):
         first, last = a >> 5, (a + int(size) - 1) >> 5
         sec = first if not (last != first).any() else np.concatenate((first, last[last != first]))
         blk = b if sec is first else np.concatenate((b, b[last != first]))
+        # L1 wavefronts: a warp's request costs one per distinct 128-byte line it touches
+        w = b * self._wpb + np.asarray(tids, np.int64) // 32
+        wl = w if sec is first else np.concatenate((w, w[last != first]))
+        self._lines[inst.pc] = self._lines.get(inst.pc, 0) + int(np.unique(wl * (1 << 40) + ((sec >> 2) & ((1 << 40) - 1))).size)
         key = np.unique(blk * (1 << 40) + (sec & ((1 << 40) - 1)))
         n = key.size
         self._seq.append(np.full(n, self._calls, np.int64))
@@ -99,5 +104,5 @@ class Profile(Counters):
                         "store": cat(self._st, bool)},
             "truncated": self._recorded >= self.max_records,
             "atomic_lanes": int(atoms.size), "atomic_same_address_max": same,
-            "barriers": self._barriers, "shared_atomic_cost": dict(self._satom),
+            "barriers": self._barriers, "shared_atomic_cost": dict(self._satom), "lines": dict(self._lines),
         })

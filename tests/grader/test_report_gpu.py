@@ -82,3 +82,18 @@ def test_the_estimate_beside_a_gpu_timing_never_fails_the_grade():
     with stage.beside_measurement(catalog.load("reduce"), DeadWorker(), compiled, "kernel.cu", 0) as model:
         pass
     assert model.result() is None
+
+
+def test_a_model_run_that_fails_leaves_the_cpu_grade_with_a_note():
+    from grader import catalog
+    from grader.performance.model import stage
+    from harness.sandbox.isolation import Problem
+
+    class Failing:
+        def call(self, *a, **k):
+            return None, Problem("internal", "the sampled run raised")
+
+    compiled = type("C", (), {"resources": {}, "ptx": ""})()
+    est, occupancy, note = stage.estimate_stage(catalog.load("reduce"), Failing(), compiled, "kernel.cu", 0)
+    assert est is None and occupancy == ()
+    assert note == "no performance estimate: the model run at the bench shape failed (the sampled run raised)"

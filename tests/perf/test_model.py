@@ -134,3 +134,20 @@ def test_a_kata_without_calibration_data_is_estimated_from_its_bench_shape(monke
     assert e.tier in ("good", "excellent") and e.cases[0].bound.startswith("DRAM") and e.library_value is None
     e = _estimate("matmul", ROOT / "bench" / "model" / "matmul" / "s3b_shared_tiles_16")  # library metric, no time
     assert e.tier == "unscored" and "no library time recorded" in e.headline() and e.metric == "roofline"
+
+
+def test_profile_counts_a_warp_request_as_one_l1_wavefront_per_128_byte_line():
+    from types import SimpleNamespace
+
+    from harness.emulator.profile import Profile
+
+    p = Profile()
+    p.on_kernel_start("k", (1, 1, 1), (32, 1, 1), 0)
+    base = 1 << 40
+    coalesced, strided = SimpleNamespace(pc=0, opcode="ld.global.f32", file="k.cu", line=1), \
+        SimpleNamespace(pc=1, opcode="ld.global.f32", file="k.cu", line=2)
+    lanes = np.arange(32)
+    p.on_memory(coalesced, "global", "ld", np.zeros(32, np.int64), lanes, (base + 4 * lanes).astype(np.uint64), 4)
+    p.on_memory(strided, "global", "ld", np.zeros(32, np.int64), lanes, (base + 4096 * lanes).astype(np.uint64), 4)
+    p.on_kernel_end()
+    assert p.launches[0]["lines"] == {0: 1, 1: 32}

@@ -103,8 +103,7 @@ def estimate(kata, observations: list, resources: dict, fitted: h200.Fitted | No
     values = [c.score for c in cases]
     value = _score.geomean(values)
     lib_values = [_metric(metric, e["library_s"], e, None) for e in lib["cases"] if e.get("library_s")]
-    fitted_text = (f"fitted {k.date} on {k.gpu}" if not k.status.startswith("physics")
-                   else f"{k.status} ({k.date}, {k.gpu})")
+    fitted_text = f"{k.status.split(' (')[0]} ({k.date}, {k.gpu})"
     tier = "unscored" if metric != lib["metric"] else _score.tier(value, kata.bench.targets)
     return Estimate(label=LABEL, gpu=h200.NAME, constants=fitted_text, metric=metric, value=value,
                     library_value=_score.geomean(lib_values) if len(lib_values) == len(lib["cases"]) else None,

@@ -99,7 +99,10 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
         l2 += l2s
         swf = row[10] * s + L.get("shared_atomic_cost", {}).get(pc, 0.0) * s
         shared_wf += swf
-        gwf = max(g_req, g_sec / 4)
+        # one L1 wavefront per distinct 128-byte line a warp's request touches (recorded up to
+        # the record cap; past it, a quarter of the sectors)
+        lines = L.get("lines", {}).get(pc)
+        gwf = max(g_req, lines * s if lines and not L["cache_truncated"] else g_sec / 4)
         global_wf += gwf
         stall = 0.0
         b = L["batches"].get(pc)

@@ -42,6 +42,7 @@ def _launch(L: dict, mode: str, footprint: float, registers: dict, batches: dict
         "batches": {pc: batches[pc] for pc in L["rows"] if pc in batches},
         "atomic_lanes": L["atomic_lanes"] * per, "atomic_same_address_max": L["atomic_same_address_max"] * per,
         "shared_atomic_cost": {int(pc): v * per for pc, v in L["shared_atomic_cost"].items()},
+        "lines": {int(pc): v * per for pc, v in L.get("lines", {}).items()},
         "barriers": L["barriers"] * per, "syncs": L.get("syncs", 0)}
 
 
@@ -64,6 +65,7 @@ def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
     out["rows"] = {pc: [v * grow[pc] for v in r] for pc, r in b["rows"].items()}
     out["cache"] = {pc: {k: v * grow.get(pc, 1.0) for k, v in c.items()} for pc, c in b["cache"].items()}
     out["shared_atomic_cost"] = {pc: v * grow.get(pc, 1.0) for pc, v in b["shared_atomic_cost"].items()}
+    out["lines"] = {pc: v * grow.get(pc, 1.0) for pc, v in b.get("lines", {}).items()}
     atoms = [pc for pc, r in b["rows"].items() if r[8]]
     g_atom = (sum(b["rows"][pc][8] * grow[pc] for pc in atoms) / sum(b["rows"][pc][8] for pc in atoms)) if atoms else 1.0
     out["atomic_lanes"] = b["atomic_lanes"] * g_atom
