@@ -94,7 +94,11 @@ class Synchronisation:
         if self.gone is not None:  # what exited lanes did is kept only with an observer (sanitizer)
             lanes = (done[:, None] * self.T + np.arange(self.T)).ravel()
             gone = lanes[self.gone[lanes]]
-            past = gone[self.last_mem[gone] > p0]
+            last = self.last_mem[gone]
+            # past the barrier in program order, in the barrier's own function (a callee's code
+            # lies elsewhere in the module, so its PCs say nothing about the barrier)
+            fn = self._function_of_pc()
+            past = gone[(last > p0) & (fn[np.maximum(last, 0)] == fn[p0])]
         if past.size:
             self.report("divergent-barrier", self.code[p0], l0,
                         f"__syncthreads() at {self.where(p0)} is reached by {self.threads(l0)} only: "
@@ -106,6 +110,13 @@ class Synchronisation:
                     f"__syncthreads() at {self.where(p0)} completed only because some threads "
                     "of the block had already exited (an early return before a barrier is "
                     "undefined behaviour)", once=True)
+
+    def _function_of_pc(self) -> np.ndarray:
+        """Per PC, an id of the function it belongs to (computed once per launch)."""
+        if getattr(self, "_pc_function", None) is None:
+            ids: dict = {}
+            self._pc_function = np.array([ids.setdefault(i.func, len(ids)) for i in self.code], np.int64)
+        return self._pc_function
 
     def threads(self, lanes: np.ndarray) -> str:
         """The threads of `lanes` in the first block they cover, as ranges: 'threads 32-127 of

@@ -280,3 +280,21 @@ extern "C" __global__ void k(float* out) {
     out = emu.alloc(128)
     res = emu.launch(mod, "k", grid=(1, 1, 1), block=(32, 1, 1), args=[out])
     assert found(res) == [] and (emu.read(out, np.float32, 32) == 2).all()
+
+
+CALLEE = r'''
+__device__ __noinline__ void mark(float* out, int i) { out[i] = -1.0f; }
+extern "C" __global__ void k(const float* x, float* out, int n) {
+    __shared__ float s[128];
+    if (threadIdx.x >= n) { mark(out, threadIdx.x); return; }  // work before the barrier, in a callee
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[n - 1 - threadIdx.x];
+}
+'''
+
+
+def test_an_early_return_that_writes_through_a_callee_first_stays_a_warning():
+    (out,), res = launch(CALLEE, "k", 1, 128, [np.arange(128, dtype=np.float32)], [(128, np.float32)], [100])
+    assert [(f.kind, f.severity) for f in res.findings] == [("barrier-after-exit", "warning")]
+    assert out[127] == -1 and out[0] == 99
