@@ -1,7 +1,7 @@
 """One grade: compile → static resources → correctness → sanitizer (and memory counters on the CPU)
 → performance (GPU) → GradeReport. Each stage returns one frozen result; the first failed stage
 ends the grade. The GPU has no sanitizer, so a GPU grade runs that stage, a screen of its public
-cases with observers off, and the rerun that names a failure's cause, on kata's CPU emulator
+cases with the sanitizer on, and the rerun that names a failure's cause, on kata's CPU emulator
 (grader/grading/runs.py).
 
 It is longer than ~300 lines because the stages are written in the order a grade runs them, each
@@ -153,9 +153,10 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             _prefetch(worker, kata.id, seed)
         # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
         memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
-        if on_gpu and not any(f.severity == "error" for f in memory.findings):
-            # The engine's findings (deadlock, out-of-bounds, ...) show only on the cases whose data
-            # trigger them; on the CPU every case met the engine, so on the GPU the public ones do too.
+        if not any(f.severity == "error" for f in memory.findings):
+            # The sanitizer's findings show only on the cases whose data and code paths trigger them
+            # (a one-warp tail, a ragged tile fill): the public edge cases run with it on too. On
+            # the GPU they also meet the engine (deadlock, out-of-bounds) only here.
             memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory)
         findings = merge_findings([*findings, *memory.findings])
         common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
@@ -164,7 +165,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             first = errors[0]
             match = "outputs match on the GPU, but the sanitizer (CPU emulator) found" if on_gpu else "outputs match, but"
             # The emulator's case may be one the learner never saw fail: name it for --case.
-            on_case = f" for {_cases.Case(memory.case, '', seed).label()}" if on_gpu and memory.case else ""
+            on_case = (f" for {_cases.Case(memory.case, '', seed).label()}"
+                       if memory.case and (on_gpu or memory.screened) else "")
             return GradeReport(**base, verdict="fail", stage="sanitizer",
                                headline=f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)

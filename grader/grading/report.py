@@ -138,7 +138,7 @@ def _memory(console: Console, report: GradeReport) -> None:
     m = report.memory
     if m is not None and m.label and m.report is None:  # a GPU grade's borrowed sanitizer run
         if m.case is not None and not report.findings:
-            screened = f"; no engine findings on {m.screened} more public cases (observers off)" if m.screened else ""
+            screened = f"; no findings on {m.screened} more public cases (sanitizer on)" if m.screened else ""
             console.print(f"  {m.label}: no findings on case {_case(m.case)}{screened}")
         if m.note:
             console.print(f"  {m.label}: {m.note}", style="yellow")

@@ -107,10 +107,13 @@ def sanitizer_stage(kata, emulator: Worker, passed, *, counters: bool = True, la
 
 def screen_stage(kata, emulator: Worker, public, memory: MemoryStage, *,
                  budget_s: float = SCREEN_BUDGET_S) -> MemoryStage:
-    """A GPU grade's public cases once more on the emulator, observers off, after the sanitizer run
-    (`memory`) found no error. The engine and memory model still stop a deadlock, an out-of-bounds
-    or misaligned access, a divergent barrier, a trap or a hang on every run; on the CPU every case
+    """A grade's public cases once more on the emulator, sanitizer on, after the sanitizer run
+    (`memory`) found no error. The engine and memory model stop a deadlock, an out-of-bounds or
+    misaligned access, a divergent barrier, a trap or a hang on every run; on the CPU every case
     meets them because every case runs on the emulator, on the GPU only the ones screened here do.
+    The sanitizer is on too because one case is not every code path: the largest case may be a
+    ragged shape that takes a kernel's fallback path (tc-gemm's element-wise tile fill) and never
+    meets the cp.async ring whose missing wait an aligned public case shows.
     `public`: (CaseData, CaseOutcome) pairs of the public cases that passed on the GPU. Returns the
     stage of the first case with an error finding (the grade fails on it), else `memory` with the
     count screened and a note on what was left out."""
@@ -122,7 +125,7 @@ def screen_stage(kata, emulator: Worker, public, memory: MemoryStage, *,
         if time.monotonic() - started > budget_s:
             left.append(data.case.label())
             continue
-        outcome, _ = run_case(kata, emulator, data)
+        outcome, _ = run_case(kata, emulator, data, sanitize=True)
         screened += 1
         if any(f.severity == "error" for f in outcome.findings):
             return MemoryStage(dict(data.case.params), tuple(outcome.findings), None, "", memory.label,

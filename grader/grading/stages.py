@@ -71,7 +71,7 @@ class MemoryStage:
     report: object  # grader.performance.efficiency.MemoryReport (None without counters)
     note: str  # why the stage is incomplete, if it is
     label: str = ""  # "" on the CPU; "sanitizer (CPU emulator)" when a GPU grade borrowed the emulator
-    # GPU grades: public cases rerun on the emulator with observers off (engine findings only). When
+    # GPU grades: public cases rerun on the emulator with the sanitizer on. When
     # one had an error finding, `case` and `findings` are that run's.
     screened: int = 0
 

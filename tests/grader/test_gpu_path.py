@@ -98,6 +98,9 @@ SMALL_PATHS = {
     "correct": "float v = lane < n ? x[lane] : 0.0f;",
     "deadlock": "if (lane >= n) return;  // BUG: the full-mask shuffle below names exited lanes\n        float v = x[lane];",
     "out-of-bounds": "float v = lane <= n ? x[lane] : 0.0f;  // BUG: reads x[n]",
+    # a sanitizer (observer) finding, not an engine one: another lane's word with no __syncwarp()
+    "race-raw": "__shared__ float tiny[32];\n        tiny[lane] = lane < n ? x[lane] : 0.0f;\n"
+                "        float v = tiny[31 - lane];  // BUG: no __syncwarp() between the write and this read",
 }
 
 
@@ -108,12 +111,12 @@ def small_path_workspace(tmp_path, kind):
     ws = workspace(tmp_path, REDUCE.solution_dir / "kernel.cu")
     (ws / "kernel.cu").write_text(source.replace(head, _SMALL % SMALL_PATHS[kind]))
     # Where the finding belongs: the shuffle that waits for exited lanes, or the read of x[n].
-    mark = {"deadlock": "__shfl_down_sync(0xffffffffu, v,", "out-of-bounds": "BUG"}.get(kind)
+    mark = {"deadlock": "__shfl_down_sync(0xffffffffu, v,", "out-of-bounds": "BUG", "race-raw": "BUG"}.get(kind)
     lines = (ws / "kernel.cu").read_text().splitlines()
     return ws, next((i for i, text in enumerate(lines, 1) if mark and mark in text), None)
 
 
-@pytest.mark.parametrize("kind", ["deadlock", "out-of-bounds"])
+@pytest.mark.parametrize("kind", ["deadlock", "out-of-bounds", "race-raw"])
 def test_an_engine_finding_on_a_public_case_the_sanitizer_skips_fails_the_gpu_path(tmp_path, on_gpu, kind):
     ws, line = small_path_workspace(tmp_path, kind)
     r = grade(ws)
@@ -124,12 +127,24 @@ def test_an_engine_finding_on_a_public_case_the_sanitizer_skips_fails_the_gpu_pa
     assert f"findings (sanitizer (CPU emulator), case n = {r.memory.case['n']}" in text_of(r)
 
 
+def test_a_race_on_a_small_public_case_fails_the_cpu_grade_too(tmp_path):
+    # The largest case (the one the sanitizer stage picks) never takes the one-warp path.
+    ws, line = small_path_workspace(tmp_path, "race-raw")
+    r = pipeline.grade("reduce", ws, backend="cpu", examples=2)
+    assert (r.verdict, r.stage) == ("fail", "sanitizer") and r.reasons == ("race-raw",), r.headline
+    assert r.headline.startswith(f"outputs match, but race-raw at kernel.cu:{line} for n = {r.memory.case['n']}: "
+                                 f"thread (0,0,0) of block (0,0,0) reads shared memory at byte offset 252 "
+                                 f"(kernel.cu:{line}), which thread (31,0,0) wrote at kernel.cu:{line - 1} "
+                                 "with no __syncwarp()")
+    assert r.memory.case["n"] <= 32
+
+
 def test_the_correct_twin_of_the_small_path_passes_the_gpu_path(tmp_path, on_gpu):
     ws, _ = small_path_workspace(tmp_path, "correct")
     r = grade(ws)
     assert (r.verdict, r.stage) == ("pass", "done"), r.headline
     assert r.memory.case["n"] > 32 and r.memory.screened >= 12  # every other public case, n = 1 included
-    assert "more public cases (observers off)" in text_of(r)
+    assert "more public cases (sanitizer on)" in text_of(r)
     assert json.loads(report.to_json(r))["sanitizer"]["public_cases_screened"] == r.memory.screened
 
 
