@@ -7,7 +7,7 @@
 #   bash bench/device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
 # Header wheels the device image lacks (nvidia-cuda-crt for <mma.h>, nvidia-cuda-cccl for
 # cooperative groups) are installed from .whl/ when that (git-ignored) folder was carried.
-# Env: TESTS_S (pytest's cap, default 240), ZOO_S (default 90), SKIP_TESTS=1, and gpu_katas.sh's.
+# Env: TESTS_S (pytest's cap, default 240), ZOO_S (default 90), ZOO_ARGS (e.g. "--only cg_tile_reduce"), SKIP_TESTS=1, and gpu_katas.sh's.
 # Writes at most 8 files under OUT_DIR (the device tool's limit): gpu_tests.txt, tc_zoo.txt, k/*.
 set -uo pipefail
 out=${1:?usage: device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
@@ -29,7 +29,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     echo "pytest tests/gpu: exit $?"
   } >"$out/gpu_tests.txt" 2>&1
   tail -15 "$out/gpu_tests.txt"
-  timeout "${ZOO_S:-90}" python3 bench/tc_zoo_gpu.py >"$out/tc_zoo.txt" 2>&1
+  timeout "${ZOO_S:-90}" python3 bench/tc_zoo_gpu.py ${ZOO_ARGS:-} >"$out/tc_zoo.txt" 2>&1
   echo "tc_zoo_gpu: exit $?" >>"$out/tc_zoo.txt"
   tail -5 "$out/tc_zoo.txt"
 fi
