@@ -20,6 +20,12 @@ ARRAY_PARAMS = 7  # per 1-D array: meminfo, parent, nitems, itemsize, data, shap
 
 
 def _cuda():
+    import numpy as np
+
+    if not hasattr(np, "row_stack"):
+        # numba-cuda 0.30 registers an overload for np.row_stack whatever numpy it meets, and numpy 2.5
+        # removed that alias of vstack: without it every compile fails with an AttributeError.
+        np.row_stack = np.vstack
     try:
         import numba
         from numba import cuda

@@ -44,3 +44,26 @@ def test_a_typing_error_is_the_compile_stage_at_its_line(kata, tmp_path):
     code, data = grade(kata, ws, "--case", "n=33")
     assert code == 1 and data["stage"] == "compile" and data["reasons"] == ["compile-error"]
     assert f"kernel.py:{line}:" in data["headline"] and "undefined_name" in data["headline"]
+
+
+def test_a_numpy_without_row_stack_still_compiles(tmp_path):
+    """numpy 2.5 removed np.row_stack, which numba-cuda 0.30 registers an overload for (the H200
+    image has that pair): the front end restores the alias before numba.cuda types anything."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np\n"
+        "if hasattr(np, 'row_stack'): del np.row_stack\n"
+        "import importlib.util, pathlib\n"
+        "from harness.frontends import numba as fe\n"
+        f"path = pathlib.Path({str(SOLUTION / 'kernel.py')!r})\n"
+        "spec = importlib.util.spec_from_file_location('k', path); m = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(m)\n"
+        "(name, fn), = fe.kernels(m).items()\n"
+        "arr = fe.numba_type('pointer', 'float32')\n"
+        "print(len(fe.compile_kernel(fn, path, [arr, arr, fe.numba_type('scalar', 'int32')]).ptx))\n")
+    root = SOLUTION.parents[2]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout.split()[-1]) > 1000

@@ -76,3 +76,19 @@ def test_a_sequential_reduce_passes_with_an_accuracy_note(tmp_path):
     r = pipeline.grade("reduce", ws, backend="cpu", case={"n": 100000, "dist": "offset"})
     assert r.verdict == "pass", r.headline
     assert any("within what a sequential float32 sum can produce" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("n, dist", [((1 << 23) + 1, "mixed"), ((1 << 23) + 1, "offset")])
+def test_zero_is_no_reordered_sum_where_the_any_order_bound_admits_it(n, dist):
+    """A skipped or cached launch leaves 0 (the plan's memset): where the any-order bound is as
+    large as the answer (2^23 or more float32 terms, or a near-cancelling sum) it cannot excuse the error."""
+    kata = load("reduce")
+    data = materialize(kata, Case({"n": n, "dist": dist}, "requested", 0))
+    env = {**data.case.params, **data.scalars}
+    bound = kata.reference.order_bound(data.inputs, **env)["out"]
+    assert bound[0] >= abs(float(data.expected["out"][0]))  # the old rule would have passed 0
+    result = compare(kata, data.inputs, {"out": np.zeros(1, np.float32)}, data.expected, env)
+    assert not result.ok and "as much as the answer itself, so kata cannot call it a rounding difference" \
+        in result.headline(), result.headline()
+    # and the exact answer, or one within the kata's tight bound, still passes
+    assert compare(kata, data.inputs, {"out": data.expected["out"].astype(np.float32)}, data.expected, env).ok
