@@ -54,10 +54,13 @@ class ScoreSummary:
 
 
 def roofline_time(cost: dict, ceilings: Ceilings, precision: str = "fp32") -> tuple[float, str]:
-    """(T seconds, "memory" | "compute") for a case's cost {"bytes": ..., "flops": ...}."""
+    """(T seconds, "memory" | "compute") for a case's cost {"bytes": ..., "flops": ...}: the bound's
+    time plus the calibrated empty launch, which no kernel beats (ROOFLINE.md's start-up term: at
+    4096x4096 qgemv's 8.7 MB take 2 us, about what the launch itself takes)."""
     mem = float(cost.get("bytes", 0) or 0) / ceilings.bandwidth
     flop = float(cost.get("flops", 0) or 0) / ceilings.peak(precision)
-    return (mem, "memory") if mem >= flop else (flop, "compute")
+    floor = getattr(ceilings, "launch_s", 0.0) or 0.0
+    return (mem + floor, "memory") if mem >= flop else (flop + floor, "compute")
 
 
 def metric_value(metric: str, median_s: float, *, roofline_s: float, cost: dict,

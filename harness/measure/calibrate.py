@@ -46,6 +46,11 @@ extern "C" __global__ void fma_probe(float* out, int iters, float a, float b)
     const float s = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
     if (s == 1.2345e-30f) out[0] = s;
 }
+
+extern "C" __global__ void empty_probe(float* out)
+{
+    if (out == nullptr) out[0] = 0.0f;  // never: a launch that does nothing, timed like a kernel
+}
 """
 _FMA_PER_ITER = 16 * 8  # FMAs per thread per outer iteration of fma_probe
 
@@ -55,6 +60,9 @@ class Ceilings:
     bandwidth: float  # bytes/s, the practical copy bandwidth B (read + write)
     fp32: float  # FLOP/s, CUDA-core fp32 peak
     bf16: float | None = None  # FLOP/s, tensor-core bf16 peak (None when not measured)
+    # seconds an empty kernel takes under the timing method (event-timed, after the L2 flush): no
+    # kernel is faster, so the roofline time of a case is max(bytes / B, FLOPs / P) + launch_s
+    launch_s: float = 0.0
 
     def peak(self, precision: str = "fp32") -> float:
         if precision == "bf16" and self.bf16:
@@ -72,6 +80,7 @@ class Calibration:
     bf16: float | None  # FLOP/s, cuBLAS bf16 matmul through torch (None without torch)
     sm_clock_max_mhz: float | None  # NVML's maximum SM clock at calibration
     measured_at: str  # ISO date and time
+    launch_s: float | None = None  # s, an empty kernel under the timing method (None: a cache older than it)
 
     @property
     def bandwidth(self) -> float:
@@ -79,13 +88,13 @@ class Calibration:
         return max(self.copy_bandwidth, self.read_bandwidth)
 
     def ceilings(self) -> Ceilings:
-        return Ceilings(bandwidth=self.bandwidth, fp32=self.fp32, bf16=self.bf16)
+        return Ceilings(bandwidth=self.bandwidth, fp32=self.fp32, bf16=self.bf16, launch_s=self.launch_s or 0.0)
 
     def describe(self) -> str:
         bf16 = f"{self.bf16 / 1e12:.0f} TFLOP/s" if self.bf16 else "not measured (no torch)"
         return (f"{self.gpu} (driver {self.driver}): copy {self.copy_bandwidth / 1e12:.2f} TB/s, "
                 f"read {self.read_bandwidth / 1e12:.2f} TB/s, fp32 {self.fp32 / 1e12:.1f} TFLOP/s, "
-                f"bf16 {bf16}; measured {self.measured_at}")
+                f"bf16 {bf16}, empty launch {(self.launch_s or 0) * 1e6:.1f} us; measured {self.measured_at}")
 
 
 def cache_path() -> Path:
@@ -107,7 +116,9 @@ def load_cached(gpu: str, driver: int, path: Path | None = None) -> Calibration 
     path = path or cache_path()
     try:
         data = json.loads(path.read_text()).get(_key(gpu, driver))
-        return Calibration(**data) if data else None
+        cal = Calibration(**data) if data else None
+        return cal if cal is not None and cal.launch_s else None  # older caches lack the launch floor
+
     except (OSError, ValueError, TypeError):
         return None
 
@@ -157,6 +168,16 @@ def measure_read(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = t
     return x.nbytes / r.stats.median
 
 
+def measure_launch(backend, policy: timing.TimingPolicy = timing.QUICK) -> float:
+    """Seconds an empty kernel takes under the timing method (its events around the launch only)."""
+    import numpy as np
+
+    out = backend.alloc(1, np.float32)
+    r = timing.measure(lambda: backend.launch("empty_probe", (1, 1, 1), (32, 1, 1), 0, [out]),
+                       backend.stream, policy=policy)
+    return float(r.stats.median)
+
+
 def measure_fp32(backend, policy: timing.TimingPolicy = timing.QUICK) -> float:
     import numpy as np
 
@@ -192,7 +213,7 @@ def calibrate(backend) -> Calibration:
     return Calibration(gpu=backend.facts.name, driver=int(backend.driver_version),
                        copy_bandwidth=measure_copy(backend), read_bandwidth=measure_read(backend),
                        fp32=measure_fp32(backend), bf16=measure_bf16(backend),
-                       sm_clock_max_mhz=clock.max_mhz,
+                       sm_clock_max_mhz=clock.max_mhz, launch_s=measure_launch(backend),
                        measured_at=_dt.datetime.now().isoformat(timespec="seconds"))
 
 

@@ -58,3 +58,29 @@ def test_summary_combines_shapes_geometrically():
     assert s.value == pytest.approx((0.6 * 0.9) ** 0.5) and s.tier == "pass"
     assert s.baseline_value == pytest.approx(0.9)
     assert "good needs 75%" in s.next_target and "pass" in s.headline()
+
+
+def test_the_empty_launch_is_part_of_every_roofline_time():
+    """At 4096x4096 qgemv moves 8.7 MB, 2 us at 4.3 TB/s: a perfect kernel also pays the launch, so
+    the score is against 2 us + the calibrated empty launch, never above 100 % for a real kernel."""
+    c = Ceilings(bandwidth=4.3e12, fp32=60e12, launch_s=2.5e-6)
+    t, bound = roofline_time({"bytes": 8.6e6}, c)
+    assert bound == "memory" and t == pytest.approx(2.0e-6 + 2.5e-6)
+    s = score_case({"N": 4096}, "roofline", median_s=5.0e-6, cost={"bytes": 8.6e6}, ceilings=c)
+    assert s.value == pytest.approx(0.9) and not s.flags
+    assert roofline_time({"flops": 6e9}, c) == (pytest.approx(1e-4 + 2.5e-6), "compute")
+
+
+def test_a_calibration_cached_before_the_launch_floor_is_measured_again(tmp_path):
+    import json
+
+    from harness.measure.calibrate import Calibration, load_cached, save
+
+    old = dict(gpu="G", driver=1, copy_bandwidth=4e12, read_bandwidth=4.4e12, fp32=6e13, bf16=None,
+               sm_clock_max_mhz=None, measured_at="2026-11-30T00:00:00")
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"G | driver 1": old}))
+    assert load_cached("G", 1, path) is None  # no launch_s: calibrate again rather than score without it
+    save(Calibration(**old, launch_s=2.4e-6), path)
+    cal = load_cached("G", 1, path)
+    assert cal.ceilings().launch_s == 2.4e-6
