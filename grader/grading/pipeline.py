@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import os
 import sys
+import time
 from pathlib import Path
 
 from grader.grading import cases as _cases
@@ -23,7 +24,7 @@ from grader.grading import grade_notes as _notes
 from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
-from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, CaseOutcome, diagnose, run_case,
+from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, SCREEN_BUDGET_S, CaseOutcome, diagnose, run_case,
                          sanitizer_stage, screen_stage, where as _where)
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
@@ -31,8 +32,12 @@ from grader.grading.python_kernels import python_compile_failure, python_compile
 from harness.frontends import interface as frontends
 from harness.frontends.nvrtc import CompilerUnavailable
 from harness.sandbox.isolation import Program, Worker
+from harness.sandbox.protocol import Problem
 
 CASE_TIMEOUT_S = 120.0
+#: the correctness search, the sanitizer and the screen together (the GPU's timing has its own
+#: PERF_TIMEOUT_S): a kernel slow on every case still gets its report, naming the deadline
+GRADE_DEADLINE_S = float(os.environ.get("KATA_GRADE_DEADLINE_S", 600.0))
 CPU_MEMORY_CAP = 8 << 30  # address space of a CPU worker: a runaway allocation ends the worker only
 PERF_TIMEOUT_S = 540.0
 #: failures on the GPU whose cause the emulator's sanitizer may name: an out-of-bounds access that
@@ -69,7 +74,7 @@ def choose_backend(requested: str) -> tuple[str, str]:
 def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
           launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
-          require_sandbox: bool = False) -> GradeReport:
+          require_sandbox: bool = False, deadline_s: float | None = None) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
     .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case).
     require_sandbox: launch.py runs only under the full OS sandbox (interview submits)."""
@@ -115,9 +120,21 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         printed: dict[str, str] = {}
         printf: dict[str, tuple] = {}
 
+        deadline = time.monotonic() + (GRADE_DEADLINE_S if deadline_s is None else deadline_s)
+
         def attempt(c: _cases.Case) -> CaseOutcome:
+            left = deadline - time.monotonic()
+            limit = GRADE_DEADLINE_S if deadline_s is None else deadline_s
+            late = Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {len(runs)} cases, at "
+                           f"{c.label()}: the kernel is too slow for the emulator at these sizes (a serial loop, "
+                           "a launch per element?); --case runs one case, or grade on a GPU")
+            if left < 1.0:
+                return CaseOutcome(c, True, "timeout", None, late, (), (), 0)
+            worker.timeout_s = min(timeout_s, left)  # a case may not outlast the grade
             data = _cases.materialize(kata, c)
             outcome, result = run_case(kata, worker, data)
+            if outcome.reason == "timeout" and left < timeout_s:  # stopped by the grade's deadline
+                outcome = dataclasses.replace(outcome, problem=late)
             runs[c.label()] = (data, outcome)
             if result.stdout.strip():
                 printed[c.label()] = result.stdout
@@ -152,12 +169,14 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         if on_gpu:  # the GPU worker readies the performance stage while the emulator screens
             _prefetch(worker, kata.id, seed)
         # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
+        emulator.timeout_s = min(timeout_s, max(10.0, deadline - time.monotonic()))  # near the deadline: short
         memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
         if not any(f.severity == "error" for f in memory.findings):
             # The sanitizer's findings show only on the cases whose data and code paths trigger them
             # (a one-warp tail, a ragged tile fill): the public edge cases run with it on too. On
             # the GPU they also meet the engine (deadlock, out-of-bounds) only here.
-            memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory)
+            memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory,
+                                  budget_s=max(0.0, min(SCREEN_BUDGET_S, deadline - time.monotonic())))
         findings = merge_findings([*findings, *memory.findings])
         common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
         errors = [f for f in findings if f.severity == "error"]

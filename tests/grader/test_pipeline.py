@@ -115,3 +115,30 @@ def test_a_wrong_answer_is_rerun_with_the_sanitizer_to_name_its_cause(submission
     assert r.correctness.failure.reasons == ("wrong-answer", "race-raw")
     assert r.headline.endswith("the sanitizer found race-raw at kernel.cu:4")
     assert [f.kind for f in r.findings] == ["race-raw"]
+
+
+SERIAL = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // one thread walks all of x: slow on the emulator
+        float s = 0.0f;
+        for (int i = 0; i < n; ++i) s += x[i];
+        atomicAdd(out, s);
+    }
+}
+'''
+
+
+def test_a_kernel_too_slow_for_the_deadline_gets_a_report_naming_it(tmp_path):
+    import shutil
+
+    from grader import catalog
+    from grader.grading import pipeline
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kernel.cu").write_text(SERIAL)
+    shutil.copy(catalog.load("reduce").solution_dir / "launch.py", ws / "launch.py")
+    r = pipeline.grade("reduce", ws, backend="cpu", deadline_s=4.0)
+    assert (r.verdict, r.stage, r.reasons) == ("fail", "correctness", ("timeout",)), r.headline
+    assert "the grade's deadline of 4 s passed after" in r.headline and "--case runs one case" in r.headline
+    assert (ws / "kernel.cu").read_text() == SERIAL
