@@ -92,7 +92,7 @@ def compare(kata: Kata, inputs: dict, outputs: dict, expected: dict, params: dic
     if not ok and kata.tolerance.kind == "bound":
         from grader.grading.order_bound import reconsider
 
-        result = reconsider(kata, inputs, outputs, expected, params, result)
+        result = reconsider(kata, inputs, outputs, expected, params, result, scales)
     return result
 
 
