@@ -1,4 +1,4 @@
-// Variant of solutions/tc-gemm: four stages in the cp.async ring instead of three (three tiles in flight while one is multiplied; 75.8 KB, still two blocks per SM).
+// The tc-gemm solution before the 128×256 tile (measured 0.565 ms at 4096³ on the H200, 0.31x cuBLAS): kept to time against.
 // C = A·B on tensor cores: A (M×K) and B (K×N) bf16 row-major, C float32, any M, N, K.
 //   A 128×128 block tile, BK = 32, 256 threads = 8 warps in a 2×4 grid, each warp a 64×32 piece
 //   of C as 4×4 mma.sync.m16n8k16 accumulators (64 floats a thread). Tiles reach shared memory by
@@ -15,7 +15,7 @@
 #define BM 128
 #define BN 128
 #define BK 32
-#define STAGES 4
+#define STAGES 3
 #define THREADS 256
 #define WARPS_N 4  // warps side by side along n (8 warps: 2 x 4)
 #define WTM 4      // m16 tiles a warp owns (64 rows)

@@ -1,0 +1,11 @@
+"""Launch plan of the swz128x256 variant: one 256-thread block per 128×256 tile of C on a 1-D grid
+(the kernel maps block indices to tiles in groups of 8 tile rows), four stages of unpadded A and B
+tiles: 4 × (128×32 + 32×256) × 2 bytes = 98304 bytes of dynamic shared memory."""
+
+STAGES, BM, BN, BK = 4, 128, 256, 32
+SHARED = STAGES * (BM * BK + BK * BN) * 2
+
+
+def launch(gpu, A, B, C, M, N, K):
+    gpu.launch("tc_gemm", grid=gpu.cdiv(M, BM) * gpu.cdiv(N, BN), block=256, args=(A, B, C, M, N, K),
+               shared=SHARED)
