@@ -1,0 +1,5 @@
+"""Launch plan of the qgemv solution: one warp per row, eight rows per 256-thread block."""
+
+
+def launch(gpu, Wq, scales, x, y, N, K):
+    gpu.launch("qgemv", grid=gpu.cdiv(N, 8), block=256, args=(Wq, scales, x, y, N, K))
