@@ -1,6 +1,7 @@
-// Variant of mma_u4 loading 2 groups a warp before computing instead of 4: 64 registers instead of
-// 80 (4 blocks an SM instead of 3), half the bytes a warp has in flight, twice the round trips at
-// K = 4096. Predicted within a few % of mma_u4 at 28672x8192, slower at 4096² (two round trips).
+// Variant of solutions/qgemv loading 2 groups a warp before computing instead of 4: 64 registers
+// instead of 80 (4 blocks an SM instead of 3), half the bytes a warp has in flight, two round
+// trips at K = 4096 instead of one. Predicted within a few % of the solution at 28672x8192,
+// slower at 4096² and 14336x4096.
 // y = W·x for decode: W is N×K int4 (eight signed nibbles per int32, low nibble first), one fp16
 // scale per 128 weights of a row, x fp16, y float32.
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
@@ -26,7 +27,7 @@
 #include <cuda_fp16.h>
 
 #define WARPS 8   // warps per 16-row tile, splitting its groups
-#define UNROLL 2  // groups a warp loads before it computes (mma_u4 loads 4)
+#define UNROLL 2  // groups a warp loads before it computes (the solution loads 4)
 
 // Nibbles (p, p+4) of w as an exact half2 (p = 0, 1 from w; 2, 3 from w >> 8). XOR 8 makes a
 // signed nibble n the unsigned n + 8, OR 0x6400 makes a half 1024 + (n + 8) (or 1024 + 16 (n + 8)
@@ -62,18 +63,19 @@ __device__ __forceinline__ void word_mma(float (&d)[4], unsigned a, unsigned b, 
         __byte_perm(xv.y, xv.w, 0x5410), __byte_perm(xv.y, xv.w, 0x7632));
 }
 
+// Word wd of a row holds k = 8 wd .. 8 wd + 7; only a row's last word can reach past K.
+__device__ __forceinline__ bool whole_word(int wd, int K) { return 8 * wd + 8 <= K; }
+
 // Word `wd` of row r (0 past N or past the row), its padding nibbles past K cleared.
 __device__ __forceinline__ unsigned word_at(const unsigned* Wq, int r, int wd, int N, int K, int words) {
     if (r >= N || wd >= words) return 0u;
     const unsigned w = __ldcs(Wq + (size_t)r * words + wd);
-    const bool full = 8 * wd + 8 <= K;
-    return full ? w : w & ((1u << (4 * (K % 8))) - 1u);
+    return whole_word(wd, K) ? w : w & ((1u << (4 * (K % 8))) - 1u);
 }
 
 // The 8 halves of x for word wd (zeros past K), as a uint4.
 __device__ __forceinline__ uint4 x_at(const __half* x, int wd, int K) {
-    const bool full = 8 * wd + 8 <= K;
-    if (full) return __ldg(reinterpret_cast<const uint4*>(x) + wd);
+    if (whole_word(wd, K)) return __ldg(reinterpret_cast<const uint4*>(x) + wd);
     unsigned short h[8];
 #pragma unroll
     for (int j = 0; j < 8; j++) h[j] = 8 * wd + j < K ? __half_as_ushort(x[8 * wd + j]) : 0;

@@ -1,4 +1,5 @@
-"""Launch plan of the qgemv mma kernel: a 256-thread block per 16-row tile (its 8 warps split K)."""
+"""Launch plan of the qgemv solution: a 256-thread block per 16-row tile, its 8 warps splitting K
+(one mma.sync tile of 16 rows; at 4096 rows that is 256 blocks, two an SM)."""
 
 
 def launch(gpu, Wq, scales, x, y, N, K):
