@@ -7,11 +7,11 @@
 // scale per 128 weights of a row, x fp16, y float32.
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
 //   4096² 8.7 MB (2.0 µs at 4.3 TB/s), 14336×4096 30 MB (7.1 µs), 28672×8192 118 MB (27.5 µs).
-//   Predicted: ~34 µs (~80 %) at 28672×8192, ~10 µs at 14336×4096, ~5 µs at 4096² (the launch).
+//   Predicted: ~34 µs (80 %) at 28672×8192, ~11 µs (65 %) at 14336×4096, ~5.5 µs at 4096² (launch).
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
-//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.3 instructions: two nibbles become
-//   an exact half2 with one LOP3 and one HFMA2 (the 0x6400 magic number), and mma.sync m16n8k16
+//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.6 instructions: two nibbles become
+//   an exact half2 with one LOP3 and one HSUB2/HFMA2 (0x6400 magic number), and mma.sync m16n8k16
 //   multiplies 256 of them by x in one instruction (products exact, float32 accumulation).
 // Layout: a block is a 16-row tile; its 8 warps split the groups of 128 along K (warp w takes
 //   groups w, w+8, ...: at any moment the 8 warps read 512 contiguous bytes of each row), and a
@@ -32,7 +32,7 @@
 
 // Nibbles (p, p+4) of w as an exact half2 (p = 0, 1 from w; 2, 3 from w >> 8). XOR 8 makes a
 // signed nibble n the unsigned n + 8, OR 0x6400 makes a half 1024 + (n + 8) (or 1024 + 16 (n + 8)
-// one nibble up): both folded into one constant, then one HFMA2 leaves n.
+// one nibble up): both folded into one constant, then one HSUB2 (HFMA2) leaves n.
 __device__ __forceinline__ __half2 nib_lo(unsigned w) {
     unsigned h;  // (w & mask) ^ c as one LOP3 (0x6A: (a & b) ^ c)
     asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(h) : "r"(w), "n"(0x000F000F), "n"(0x64086408));
