@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from grader import catalog  # noqa: E402
+from grader import catalog
 
 KATA = catalog.load("qgemv")
 REF = KATA.reference
