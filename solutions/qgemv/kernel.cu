@@ -101,7 +101,10 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
         unsigned wa[UNROLL][4], wb[UNROLL][4];
         float sa[UNROLL], sb[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) {  // every load of UNROLL groups before any use
+        // Every load of UNROLL groups before any use. The per-group branches matter: they keep
+        // ptxas from sinking weight loads below the first mmas (in one branch-free block it
+        // hoists the x loads instead and issues half the weights a DRAM round trip later).
+        for (int u = 0; u < UNROLL; u++) {
             const int grp = base + u * WARPS + warp;
             if (grp >= ngroups) continue;
             if (aligned && 128 * (grp + 1) <= K) {
@@ -126,8 +129,11 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
             const bool whole = 128 * (grp + 1) <= K;
             float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             if (whole) {
+                uint4 xv[4];  // the group's x first: four loads in flight, not one
 #pragma unroll
-                for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], __ldg(xq + 16 * grp + i));
+                for (int i = 0; i < 4; i++) xv[i] = __ldg(xq + 16 * grp + i);
+#pragma unroll
+                for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], xv[i]);
             } else {
 #pragma unroll
                 for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], x_at(x, 16 * grp + 4 * t + i, K));
