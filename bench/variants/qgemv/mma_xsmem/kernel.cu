@@ -31,6 +31,7 @@
 
 #define WARPS 8   // warps per 16-row tile, splitting its groups
 #define UNROLL 4  // groups a warp loads before it computes
+#define STAGE 2   // words of x a thread stages at a time
 
 // Nibbles (p, p+4) of w as an exact half2 (p = 0, 1 from w; 2, 3 from w >> 8). XOR 8 makes a
 // signed nibble n the unsigned n + 8, OR 0x6400 makes a half 1024 + (n + 8) (or 1024 + 16 (n + 8)
@@ -123,10 +124,22 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
         }
     };
     load(0);
-    for (int wd = threadIdx.x; wd < 16 * ngroups; wd += WARPS * 32) {  // whole groups: zeros past K
-        const uint4 v = x_at(x, wd, K);
-        xs[wd] = make_uint4(__byte_perm(v.x, v.z, 0x5410), __byte_perm(v.x, v.z, 0x7632),
-                            __byte_perm(v.y, v.w, 0x5410), __byte_perm(v.y, v.w, 0x7632));
+    // Whole groups (zeros past K), STAGE words a thread at a time so that their loads leave together
+    // (K = 8192: two L2 round trips, not four, while the weights are in flight; STAGE = 4 spills).
+    for (int w0 = threadIdx.x; w0 < 16 * ngroups; w0 += STAGE * WARPS * 32) {
+        uint4 v[STAGE];
+#pragma unroll
+        for (int j = 0; j < STAGE; j++) {
+            const int wd = w0 + j * WARPS * 32;
+            v[j] = wd < 16 * ngroups ? x_at(x, wd, K) : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int j = 0; j < STAGE; j++) {
+            const int wd = w0 + j * WARPS * 32;
+            if (wd < 16 * ngroups)
+                xs[wd] = make_uint4(__byte_perm(v[j].x, v[j].z, 0x5410), __byte_perm(v[j].x, v[j].z, 0x7632),
+                                    __byte_perm(v[j].y, v[j].w, 0x5410), __byte_perm(v[j].y, v[j].w, 0x7632));
+        }
     }
     __syncthreads();
     float acc0 = 0.0f, acc1 = 0.0f;
