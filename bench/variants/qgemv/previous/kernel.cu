@@ -1,3 +1,5 @@
+// The first qgemv solution, kept to time old against new in one run (H200, 2026-12-01: 11 / 25 /
+// 76 µs at 4096², 14336×4096, 28672×8192; bound by I2F and by one DRAM round trip per loop step).
 // y = W·x for decode: W is N×K int4 (eight signed nibbles per int32, low nibble first), one fp16
 // scale per 128 weights of a row, x fp16, y float32.
 //   One warp per row, 8 rows per 256-thread block. The bound is reading the packed weights once

@@ -1,4 +1,5 @@
-"""Launch plan of the qgemv solution: one warp per row, eight rows per 256-thread block."""
+"""Launch plan of the first qgemv solution (bench/variants/qgemv/previous): one warp per row,
+eight rows per 256-thread block."""
 
 
 def launch(gpu, Wq, scales, x, y, N, K):
