@@ -10,7 +10,7 @@
 //   Predicted: ~34 µs (80 %) at 28672×8192, ~11 µs (65 %) at 14336×4096, ~5.5 µs at 4096² (launch).
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
-//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.6 instructions: two nibbles become
+//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.8 instructions: two nibbles become
 //   an exact half2 with one LOP3 and one HSUB2/HFMA2 (0x6400 magic number), and mma.sync m16n8k16
 //   multiplies 256 of them by x in one instruction (products exact, float32 accumulation).
 // Layout: a block is a 16-row tile; its 8 warps split the groups of 128 along K (warp w takes
