@@ -105,10 +105,10 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
     for (int base = 0; base < ngroups; base += WARPS * UNROLL) {
         unsigned wa[UNROLL][4], wb[UNROLL][4];
         float sa[UNROLL], sb[UNROLL];
-#pragma unroll
         // Every load of UNROLL groups before any use. The per-group branches matter: they keep
         // ptxas from sinking weight loads below the first mmas (in one branch-free block it
         // hoists the x loads instead and issues half the weights a DRAM round trip later).
+#pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int grp = base + warp * UNROLL + u;
             if (grp >= ngroups) continue;
