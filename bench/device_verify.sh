@@ -7,7 +7,7 @@
 #   bash bench/device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
 # Header wheels the device image lacks (nvidia-cuda-crt for <mma.h>, nvidia-cuda-cccl for
 # cooperative groups) are installed from .whl/ when that (git-ignored) folder was carried.
-# Env: TESTS_S (pytest's cap, default 240), ZOO_S (default 90), ZOO_ARGS (e.g. "--only cg_tile_reduce"), SKIP_TESTS=1, and gpu_katas.sh's.
+# Env: TESTS (default tests/gpu), TESTS_S (pytest's cap, default 240), ZOO_S (default 90), ZOO_ARGS (e.g. "--only cg_tile_reduce"), SKIP_TESTS=1, and gpu_katas.sh's.
 # Writes at most 8 files under OUT_DIR (the device tool's limit): gpu_tests.txt, tc_zoo.txt, k/*.
 set -uo pipefail
 out=${1:?usage: device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
@@ -24,7 +24,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   {
     date -u +"%Y-%m-%d %H:%M UTC"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-    KATA_REQUIRE_GPU=1 timeout "${TESTS_S:-240}" python3 -m pytest tests/gpu -m gpu -v -rfE --tb=short \
+    KATA_REQUIRE_GPU=1 timeout "${TESTS_S:-240}" python3 -m pytest ${TESTS:-tests/gpu} -m gpu -v -rfE --tb=short \
       -p no:cacheprovider --durations=10
     echo "pytest tests/gpu: exit $?"
   } >"$out/gpu_tests.txt" 2>&1
