@@ -55,7 +55,8 @@ class DialectBackend(Backend):
         self.language, self._kernels = loaded(self.path)
         self._fe = _frontend(self.language)
         self._states: dict = {}  # specialisation key → the inner backend's module attributes
-        self._entries: dict[str, object] = {}  # entry → its key, for kernel_params / launch
+        self._tokens: dict[str, tuple] = {}  # launch name → (specialisation key, entry), for launch
+        self._token_of: dict = {}  # specialisation key → its launch name
 
     def __getattr__(self, attr):  # findings, stopped, counters, launches, stream, pointer, ...
         if attr == "inner":
@@ -160,23 +161,36 @@ class DialectBackend(Backend):
         return hit
 
     def _activate(self, key, compiled) -> str:
-        """Make the specialisation the wrapped backend's loaded module; returns its entry name."""
+        """Make the specialisation the wrapped backend's loaded module; returns the name its launches
+        use: the entry, or `entry#N` when another specialisation (Triton's constexprs) shares it."""
         state = self._states.get(key)
         if state is None:
             if hasattr(self.inner, "_functions"):
                 self.inner._functions = {}  # load() clears it: each specialisation keeps its own
             self.inner.load(compiled.ptx, compiled.cubin, self.path.name)
             state = self._states[key] = {a: getattr(self.inner, a) for a in _MODULE_STATE if hasattr(self.inner, a)}
+            token = compiled.entry
+            if token in self._tokens:
+                token = f"{compiled.entry}#{len(self._states)}"
+            self._tokens[token] = (key, compiled.entry)
+            self._token_of[key] = token
         else:
-            for attr, value in state.items():
-                setattr(self.inner, attr, value)
-        return compiled.entry
+            self._restore(key)
+        return self._token_of[key]
+
+    def _restore(self, key) -> None:
+        for attr, value in self._states[key].items():
+            setattr(self.inner, attr, value)
 
     # -- the Backend interface, forwarded ------------------------------------------------------
     def load(self, ptx, cubin, filename) -> None:
         return None  # kernels are compiled per launch (prepare)
 
     def kernel_params(self, name: str) -> list[KernelParam] | None:
+        found = self._tokens.get(name)
+        if found is not None:
+            self._restore(found[0])
+            name = found[1]
         return self.inner.kernel_params(name)
 
     def kernel_names(self) -> list[str]:
@@ -201,6 +215,12 @@ class DialectBackend(Backend):
         return self.inner.equal(a, b)
 
     def launch(self, name, grid, block, shared, args) -> None:
+        # A plan of several kernels replayed without its prepare calls (the plan host's replay of a
+        # timed run) must still reach each kernel's own module: the name says which one.
+        found = self._tokens.get(name)
+        if found is not None:
+            self._restore(found[0])
+            name = found[1]
         self.inner.launch(name, grid, block, shared, args)
 
     def synchronize(self) -> None:

@@ -67,3 +67,33 @@ def test_a_numpy_without_row_stack_still_compiles(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root)
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout.split()[-1]) > 1000
+
+
+def test_a_replayed_two_kernel_plan_reaches_each_kernels_module():
+    """The GPU timing replays a recorded plan with launches only (no prepare between them): the
+    launch name must bring back its own kernel's module, not run in the last one compiled (on the
+    H200 that was CUDA_ERROR_NOT_FOUND for the scan solution's second level)."""
+    import numpy as np
+
+    from harness.backends.cpu import CpuBackend
+    from harness.backends.dialect import DialectBackend
+
+    folder = catalog.load("scan").solution_dir / "numba"
+    db = DialectBackend(CpuBackend(), folder / "kernel.py")
+    n = 300
+    x = db.upload(np.arange(n, dtype=np.int32))
+    y, sums = db.alloc(n, np.int32), db.alloc(2, np.int32)
+    record = []
+    for name, grid, args in (("scan_tiles", (2, 1, 1), [x, y, sums, n]),
+                             ("scan_tiles", (1, 1, 1), [sums, sums, db.alloc(1, np.int32), 2]),
+                             ("add_offsets", (2, 1, 1), [y, sums, n])):
+        entry, block, shared, ready = db.prepare(name, grid, (256, 1, 1), 0, args, {})
+        record.append((entry, grid, block, shared, ready))
+        db.launch(entry, grid, block, shared, ready)
+    assert record[0][0] != record[2][0]
+    want = np.cumsum(np.arange(n))
+    assert np.array_equal(db.download(y), want)
+    db.memset(y, 0)
+    for entry, grid, block, shared, ready in record:  # the replay: launches only
+        db.launch(entry, grid, block, shared, ready)
+    assert np.array_equal(db.download(y), want)
