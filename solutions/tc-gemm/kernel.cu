@@ -1,16 +1,17 @@
 // C = A·B on tensor cores: A (M×K) and B (K×N) bf16 row-major, C float32, any M, N, K.
-//   A 128×256 block tile, BK = 64, 256 threads = 8 warps in a 2×4 grid, each warp a 64×64 piece
+//   A 256×128 block tile, BK = 32, 256 threads = 8 warps in a 4×2 grid, each warp a 64×64 piece
 //   of C as 4×8 mma.sync.m16n8k16 accumulators (128 floats a thread). Tiles reach shared memory by
-//   16-byte cp.async in a 3-stage ring; fragments come out by ldmatrix (.trans for B, stored
+//   16-byte cp.async in a 4-stage ring; fragments come out by ldmatrix (.trans for B, stored
 //   [k][n]) one k16 step ahead of the mmas that use them (two register sets), so an ldmatrix's
 //   latency hides behind 32 mmas instead of stalling them.
 // Why: an mma.sync does 4096 FLOPs, so the kernel is fed, not computed. Per k16 step a warp reads
 //   4 ldmatrix.x4 of A and 4 of B (4 KB) for 32 mmas, 128 B an mma (a 64×32 warp tile: 192 B); per
-//   BK = 64 step a block copies 48 KB in for 1024 mmas (85 FLOP a byte; a 128×128 tile: 64). In
-//   all 176 B of shared traffic an mma, 1.4 clocks at 128 B a clock, under the ~1.5 clocks an
-//   m16n8k16 takes on an SM's tensor cores on Hopper: shared memory is not the limit.
-// Registers: 128 accumulators + 2 × (16 A + 16 B) fragment registers + addresses = 230 of the 255
-//   __launch_bounds__(256, 1) allows: one block of 8 warps an SM, 144 KB of shared memory.
+//   BK = 32 step a block copies (256×32 + 32×128) × 2 = 24 KB in for 512 mmas (85 FLOP a byte; a
+//   128×128 tile: 64). In all 176 B of shared traffic an mma, 1.4 clocks at 128 B a clock, under
+//   the ~1.5 clocks an m16n8k16 takes on an SM's tensor cores on Hopper: shared memory is not the
+//   limit. L2 to shared at 4096³: (256 + 128) × 2 B per k per block, 1.6 GB.
+// Registers: 128 accumulators + 2 × (16 A + 16 B) fragment registers + addresses = 234 of the 255
+//   __launch_bounds__(256, 1) allows: one block of 8 warps an SM, 96 KB of shared memory.
 // Shared layout: rows unpadded, 16-byte chunks XOR-swizzled (swz below), so the 8 rows one
 //   ldmatrix phase reads, and the 32 chunks one warp's cp.async writes, fall in 8 distinct bank
 //   groups (padding would do the same with more bytes).
@@ -18,14 +19,20 @@
 //   share B panels in L2 as well as A panels.
 // Ragged edges: a 16-byte copy needs K and N multiples of 8; chunks past the edge copy 0 bytes
 //   (zero fill). Other K, N take a plain-load path for the tile fill; the multiply is the same.
+// Measured 2026-12-01, NVIDIA H200, M = N = K = 4096 (bench/quick_time.py, median): 383.6 µs =
+//   358 TFLOP/s = 0.47x cuBLAS (~0.181 ms), the fastest of the variants timed together
+//   (bench/variants/tc-gemm/): the same code with 128×256 tiles (swz128x256) 394.2 µs, and with
+//   BK = 64 in 3 stages (swz128x256_bk64, the previous solution) 396.4 µs; 128×128 tiles of 64×32
+//   warps (swz128x128) 459.0 µs; 128×256, padded rows, no fragment double buffer (tile128x256)
+//   617.7 µs; the first solution (128×128, padded, 3 stages; previous) 568.9 µs.
 #include <cuda_bf16.h>
 
-#define BM 128
-#define BN 256
-#define BK 64
-#define STAGES 3
+#define BM 256
+#define BN 128
+#define BK 32
+#define STAGES 4
 #define THREADS 256
-#define WARPS_N 4  // warps side by side along n (8 warps: 2 x 4)
+#define WARPS_N 2  // warps side by side along n (8 warps: 4 x 2)
 #define WTM 4      // m16 tiles a warp owns (64 rows)
 #define WTN 8      // n8 tiles a warp owns (64 columns)
 #define GROUP_M 8  // tile rows per rasterisation group

@@ -1,9 +1,9 @@
-"""Launch plan of the tc-gemm solution: one 256-thread block per 128×256 tile of C on a 1-D grid
-(the kernel maps block indices to tiles in groups of 8 tile rows), three stages of A and B tiles:
-3 × (128×64 + 64×256) × 2 bytes = 147456 bytes of dynamic shared memory, over the 48 KB static
+"""Launch plan of the tc-gemm solution: one 256-thread block per 256×128 tile of C on a 1-D grid
+(the kernel maps block indices to tiles in groups of 8 tile rows), four stages of A and B tiles:
+4 × (256×32 + 32×128) × 2 bytes = 98304 bytes of dynamic shared memory, over the 48 KB static
 limit, so it is dynamic."""
 
-STAGES, BM, BN, BK = 3, 128, 256, 64
+STAGES, BM, BN, BK = 4, 256, 128, 32
 SHARED = STAGES * (BM * BK + BK * BN) * 2
 
 

@@ -1,27 +1,23 @@
-// Variant swz128x256_bk64: swz128x256 with BK = 64 and 3 stages (144 KB): half the barriers and waits per FLOP, 4 k16 steps a tile.
 // C = A·B on tensor cores: A (M×K) and B (K×N) bf16 row-major, C float32, any M, N, K.
-//   A 128×256 block tile, BK = 32, 256 threads = 8 warps in a 2×4 grid, each warp a 64×64 piece
+//   A 128×256 block tile, BK = 64, 256 threads = 8 warps in a 2×4 grid, each warp a 64×64 piece
 //   of C as 4×8 mma.sync.m16n8k16 accumulators (128 floats a thread). Tiles reach shared memory by
-//   16-byte cp.async in a 4-stage ring; fragments come out by ldmatrix (.trans for B, stored
+//   16-byte cp.async in a 3-stage ring; fragments come out by ldmatrix (.trans for B, stored
 //   [k][n]) one k16 step ahead of the mmas that use them (two register sets), so an ldmatrix's
 //   latency hides behind 32 mmas instead of stalling them.
-// Why (per block, per BK = 32 step): 2·128·256·32 = 2.1 MFLOP = 512 mmas for 24 KB copied in, an
-//   intensity of 85 FLOP per shared byte written (the 128×128 tile: 64). Shared reads per warp per
-//   k16: 4 ldmatrix.x4 of A + 4 of B = 4 KB for 32 mmas, 128 B an mma (the 64×32 warp tile: 192 B).
-//   With the copies, 176 B of shared traffic an mma against 256 B for the 128×128 tile: at 128 B a
-//   clock that is 1.4 clocks an mma, under the ~1.5 clocks an mma.sync.m16n8k16 occupies an SM's
-//   tensor cores on Hopper (2/3 of wgmma's rate), so shared memory stops being the limit. L2 to
-//   shared: (128 + 256) × 2 B per k per block, 1.6 GB at 4096³ (the 128×128 tile: 2.1 GB).
-// Registers: 128 accumulators + 2 × (16 A + 16 B) fragment registers + addresses, ~230 of the 255
-//   that __launch_bounds__(256, 1) allows: one block (8 warps) an SM, 96 KB of shared memory.
+// Why: an mma.sync does 4096 FLOPs, so the kernel is fed, not computed. Per k16 step a warp reads
+//   4 ldmatrix.x4 of A and 4 of B (4 KB) for 32 mmas, 128 B an mma (a 64×32 warp tile: 192 B); per
+//   BK = 64 step a block copies 48 KB in for 1024 mmas (85 FLOP a byte; a 128×128 tile: 64). In
+//   all 176 B of shared traffic an mma, 1.4 clocks at 128 B a clock, under the ~1.5 clocks an
+//   m16n8k16 takes on an SM's tensor cores on Hopper: shared memory is not the limit.
+// Registers: 128 accumulators + 2 × (16 A + 16 B) fragment registers + addresses = 230 of the 255
+//   __launch_bounds__(256, 1) allows: one block of 8 warps an SM, 144 KB of shared memory.
 // Shared layout: rows unpadded, 16-byte chunks XOR-swizzled (swz below), so the 8 rows one
-//   ldmatrix phase reads, and the 32 chunks one cp.async warp writes, fall in 8 distinct bank groups.
-// Block order: grouped (GROUP_M tile rows walked column by column) so blocks running together share
-//   B panels in L2 as well as A panels.
+//   ldmatrix phase reads, and the 32 chunks one warp's cp.async writes, fall in 8 distinct bank
+//   groups (padding would do the same with more bytes).
+// Block order: grouped (GROUP_M tile rows walked column by column) so blocks running together
+//   share B panels in L2 as well as A panels.
 // Ragged edges: a 16-byte copy needs K and N multiples of 8; chunks past the edge copy 0 bytes
 //   (zero fill). Other K, N take a plain-load path for the tile fill; the multiply is the same.
-// Prediction (H200, 4096³): 0.33 ms, 2-3 % ahead of swz128x256: the same traffic per mma, half the
-//   barriers (128 mmas a warp between two instead of 64), and 2 tiles = 128 k in flight (vs 96).
 #include <cuda_bf16.h>
 
 #define BM 128
