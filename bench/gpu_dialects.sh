@@ -2,7 +2,8 @@
 # The Triton and numba solutions timed on the GPU, one full `kata bench` grade each (correctness on
 # the GPU, sanitizer on the emulator, then the timing against the kata's library), one at a time so
 # no two timings share the GPU; the rows land in one table beside each other.
-#   bash bench/gpu_dialects.sh OUT_FILE ["KATA/LANG ..."]
+#   bash bench/gpu_dialects.sh OUT_FILE ["KATA/LANG ..." | "KATA=FOLDER ..."]
+# KATA/LANG is solutions/KATA/LANG; KATA=FOLDER any folder with kernel.py and launch.py (a variant).
 # Default: every solutions/<kata>/<lang>/ folder of the catalogue.
 set -uo pipefail
 out=${1:?usage: gpu_dialects.sh OUT_FILE ["KATA/LANG ..."]}
@@ -17,13 +18,16 @@ export KATA_HOME=${KATA_HOME:-$scratch/kata-home}
   echo "|---|---|---|---|---|---|---|---|"
 } >"$out"
 for pair in $pairs; do
-  kata_id=${pair%/*}
-  lang=${pair#*/}
-  timeout "${EACH_S:-120}" python3 -m grader bench "solutions/$kata_id/$lang" --kata "$kata_id" \
+  if [[ $pair == *=* ]]; then
+    kata_id=${pair%%=*}; folder=${pair#*=}; lang=$(basename "$folder")
+  else
+    kata_id=${pair%/*}; lang=${pair#*/}; folder=solutions/$kata_id/$lang
+  fi
+  timeout "${EACH_S:-120}" python3 -m grader bench "$folder" --kata "$kata_id" \
     --out "$scratch/$kata_id-$lang" >"$scratch/$kata_id-$lang.log" 2>&1
   code=$?
   if [ -f "$scratch/$kata_id-$lang/bench.md" ]; then
-    grep "^| $kata_id " "$scratch/$kata_id-$lang/bench.md" | sed "s#| solutions/$kata_id/$lang |#| $lang |#" >>"$out"
+    grep "^| $kata_id " "$scratch/$kata_id-$lang/bench.md" | sed "s#| $folder |#| $lang |#" >>"$out"
   else
     echo "| $kata_id | $lang | - | - | - | - | error (exit $code) | $(tail -1 "$scratch/$kata_id-$lang.log" | cut -c1-120) |" >>"$out"
   fi
