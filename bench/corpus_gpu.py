@@ -27,7 +27,7 @@ class BackendDevice:
     def __init__(self, backend, stem: str, corpus):
         import zlib
 
-        from harness.compiler import compile
+        from harness.frontends.nvrtc import compile
 
         self.b = backend
         folder = corpus.CORPUS
@@ -68,10 +68,10 @@ def main() -> int:
     args = ap.parse_args()
     corpus = _load()
     if args.backend == "gpu":
-        from harness.gpu import GpuBackend
+        from harness.backends.gpu import GpuBackend
         make = GpuBackend
     else:
-        from harness.cpu import CpuBackend
+        from harness.backends.cpu import CpuBackend
         make = CpuBackend
     failed = 0
     for name in sorted(corpus.CASES):
