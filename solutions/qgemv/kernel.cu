@@ -2,7 +2,8 @@
 // scale per 128 weights of a row, x fp16, y float32.
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
 //   4096² 8.7 MB (2.0 µs at 4.3 TB/s), 14336×4096 30 MB (7.1 µs), 28672×8192 118 MB (27.5 µs).
-//   Predicted: ~34 µs (80 %) at 28672×8192, ~11 µs (65 %) at 14336×4096, ~5.5 µs at 4096² (launch).
+//   Measured (H200): 8.2 / 17.0 / 47.6 µs at 4096², 14336×4096, 28672×8192, about 60 % of a
+//   roofline that counts the 3 µs empty launch (bench/tc_notes.md: what may still limit it).
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
 //   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.8 instructions: two nibbles become
@@ -88,8 +89,8 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
     const int words = (K + 7) / 8, ngroups = (words + 15) / 16;
     const int srow = (K + 127) / 128;  // a row of scales
     const unsigned* W = reinterpret_cast<const unsigned*>(Wq);
-    // Rows start on 16 bytes when their word count is a multiple of 4: then whole groups (those
-    // below K / 128) are read as one uint4 per row and lane, x as a uint4 per word.
+    // Rows start on 16 bytes when their word count is a multiple of 4: then whole groups are read
+    // as one uint4 per row and lane, x as a uint4 per word.
     const bool aligned = words % 4 == 0;
     const uint4* qa = reinterpret_cast<const uint4*>(W + (size_t)min(r0, N - 1) * words) + t;
     const uint4* qb = reinterpret_cast<const uint4*>(W + (size_t)min(r1, N - 1) * words) + t;
@@ -97,50 +98,49 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
     const __half* sa_row = scales + (size_t)min(r0, N - 1) * srow;
     const __half* sb_row = scales + (size_t)min(r1, N - 1) * srow;
     float acc0 = 0.0f, acc1 = 0.0f;
-    for (int base = 0; base < ngroups; base += WARPS * UNROLL) {
+    // A round: UNROLL groups of this warp, every load before any use. A fast round (all its groups
+    // inside K, rows aligned) is one branch-free block: 2·UNROLL uint4 loads leave together and
+    // the UNROLL mma chains interleave. Otherwise (the last round of a ragged K) every word and x
+    // value is checked.
+    auto round = [&](const int base, const bool fast) {
         unsigned wa[UNROLL][4], wb[UNROLL][4];
         float sa[UNROLL], sb[UNROLL];
-        // Every load of UNROLL groups before any use. The per-group branches matter: they keep
-        // ptxas from sinking weight loads below the first mmas (in one branch-free block it
-        // hoists the x loads instead and issues half the weights a DRAM round trip later).
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int grp = base + u * WARPS + warp;
-            if (grp >= ngroups) continue;
-            if (aligned && 128 * (grp + 1) <= K) {
+            if (fast) {
                 const uint4 z = make_uint4(0u, 0u, 0u, 0u);
                 const uint4 a = r0 < N ? __ldcs(qa + 4 * grp) : z, b = r1 < N ? __ldcs(qb + 4 * grp) : z;
                 wa[u][0] = a.x; wa[u][1] = a.y; wa[u][2] = a.z; wa[u][3] = a.w;
                 wb[u][0] = b.x; wb[u][1] = b.y; wb[u][2] = b.z; wb[u][3] = b.w;
             } else {
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
+                for (int i = 0; i < 4; i++) {  // zero past the row, hence past the last group
                     wa[u][i] = word_at(W, r0, 16 * grp + 4 * t + i, N, K, words);
                     wb[u][i] = word_at(W, r1, 16 * grp + 4 * t + i, N, K, words);
                 }
             }
-            sa[u] = r0 < N ? __half2float(sa_row[grp]) : 0.0f;
-            sb[u] = r1 < N ? __half2float(sb_row[grp]) : 0.0f;
+            const bool in = fast || grp < ngroups;
+            sa[u] = r0 < N && in ? __half2float(sa_row[grp]) : 0.0f;
+            sb[u] = r1 < N && in ? __half2float(sb_row[grp]) : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int grp = base + u * WARPS + warp;
-            if (grp >= ngroups) continue;  // warp-uniform: mma.sync needs the whole warp
-            const bool whole = 128 * (grp + 1) <= K;
+            if (!fast && grp >= ngroups) continue;  // warp-uniform: mma.sync needs the whole warp
             float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (whole) {
-                uint4 xv[4];  // the group's x first: four loads in flight, not one
 #pragma unroll
-                for (int i = 0; i < 4; i++) xv[i] = __ldg(xq + 16 * grp + i);
-#pragma unroll
-                for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], xv[i]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], x_at(x, 16 * grp + 4 * t + i, K));
-            }
+            for (int i = 0; i < 4; i++)
+                word_mma(d, wa[u][i], wb[u][i], fast ? __ldg(xq + 16 * grp + i) : x_at(x, 16 * grp + 4 * t + i, K));
             acc0 = fmaf(d[0], sa[u], acc0);  // d[0]: row g, d[2]: row g + 8 (every column is x)
             acc1 = fmaf(d[2], sb[u], acc1);
         }
+    };
+    for (int base = 0; base < ngroups; base += WARPS * UNROLL) {
+        if (aligned && 128 * (base + WARPS * UNROLL) <= K)
+            round(base, true);
+        else
+            round(base, false);
     }
     if (t == 0) {
         part[warp][g] = acc0;

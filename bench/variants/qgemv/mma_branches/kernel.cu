@@ -1,10 +1,6 @@
-// Variant of solutions/qgemv: a round of UNROLL groups with all its groups inside K is one
-// branch-free block (a lambda called with fast = true), so ptxas may interleave the 4 mma chains.
-// 88 registers: 2 blocks an SM. The SASS shows what ptxas does with that freedom: it hoists the x
-// loads and issues the weights of groups 2 and 3 only after the first mmas, i.e. two DRAM round
-// trips a round (the solution's per-group branches keep all 8 weight loads ahead of any mma).
-// Predicted: slower than the solution at 4096² (~+0.7 µs, a second latency), 0-10 % slower at
-// 28672x8192 (half the bytes in flight between the two halves of a round).
+// The second qgemv solution (per-group branches), kept to time against the promoted one (H200,
+// 2026-12-01: 9.9 / 21.1 / 55.3 µs at 4096², 14336×4096, 28672×8192, against mma_rounds' 8.2 /
+// 17.0 / 47.6 µs, which is now solutions/qgemv).
 // y = W·x for decode: W is N×K int4 (eight signed nibbles per int32, low nibble first), one fp16
 // scale per 128 weights of a row, x fp16, y float32.
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
@@ -12,7 +8,7 @@
 //   Predicted: ~34 µs (80 %) at 28672×8192, ~11 µs (65 %) at 14336×4096, ~5.5 µs at 4096² (launch).
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
-//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.6 instructions: two nibbles become
+//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.8 instructions: two nibbles become
 //   an exact half2 with one LOP3 and one HSUB2/HFMA2 (0x6400 magic number), and mma.sync m16n8k16
 //   multiplies 256 of them by x in one instruction (products exact, float32 accumulation).
 // Layout: a block is a 16-row tile; its 8 warps split the groups of 128 along K (warp w takes
@@ -95,8 +91,8 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
     const int words = (K + 7) / 8, ngroups = (words + 15) / 16;
     const int srow = (K + 127) / 128;  // a row of scales
     const unsigned* W = reinterpret_cast<const unsigned*>(Wq);
-    // Rows start on 16 bytes when their word count is a multiple of 4: then whole groups are read
-    // as one uint4 per row and lane, x as a uint4 per word.
+    // Rows start on 16 bytes when their word count is a multiple of 4: then whole groups (those
+    // below K / 128) are read as one uint4 per row and lane, x as a uint4 per word.
     const bool aligned = words % 4 == 0;
     const uint4* qa = reinterpret_cast<const uint4*>(W + (size_t)min(r0, N - 1) * words) + t;
     const uint4* qb = reinterpret_cast<const uint4*>(W + (size_t)min(r1, N - 1) * words) + t;
@@ -104,49 +100,50 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
     const __half* sa_row = scales + (size_t)min(r0, N - 1) * srow;
     const __half* sb_row = scales + (size_t)min(r1, N - 1) * srow;
     float acc0 = 0.0f, acc1 = 0.0f;
-    // A round: UNROLL groups of this warp, every load before any use. A fast round (all its groups
-    // inside K, rows aligned) is one branch-free block: 2·UNROLL uint4 loads leave together and
-    // the UNROLL mma chains interleave. Otherwise (the last round of a ragged K) every word and x
-    // value is checked.
-    auto round = [&](const int base, const bool fast) {
+    for (int base = 0; base < ngroups; base += WARPS * UNROLL) {
         unsigned wa[UNROLL][4], wb[UNROLL][4];
         float sa[UNROLL], sb[UNROLL];
+        // Every load of UNROLL groups before any use. The per-group branches matter: they keep
+        // ptxas from sinking weight loads below the first mmas (in one branch-free block it
+        // hoists the x loads instead and issues half the weights a DRAM round trip later).
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int grp = base + u * WARPS + warp;
-            if (fast) {
+            if (grp >= ngroups) continue;
+            if (aligned && 128 * (grp + 1) <= K) {
                 const uint4 z = make_uint4(0u, 0u, 0u, 0u);
                 const uint4 a = r0 < N ? __ldcs(qa + 4 * grp) : z, b = r1 < N ? __ldcs(qb + 4 * grp) : z;
                 wa[u][0] = a.x; wa[u][1] = a.y; wa[u][2] = a.z; wa[u][3] = a.w;
                 wb[u][0] = b.x; wb[u][1] = b.y; wb[u][2] = b.z; wb[u][3] = b.w;
             } else {
 #pragma unroll
-                for (int i = 0; i < 4; i++) {  // zero past the row, hence past the last group
+                for (int i = 0; i < 4; i++) {
                     wa[u][i] = word_at(W, r0, 16 * grp + 4 * t + i, N, K, words);
                     wb[u][i] = word_at(W, r1, 16 * grp + 4 * t + i, N, K, words);
                 }
             }
-            const bool in = fast || grp < ngroups;
-            sa[u] = r0 < N && in ? __half2float(sa_row[grp]) : 0.0f;
-            sb[u] = r1 < N && in ? __half2float(sb_row[grp]) : 0.0f;
+            sa[u] = r0 < N ? __half2float(sa_row[grp]) : 0.0f;
+            sb[u] = r1 < N ? __half2float(sb_row[grp]) : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
             const int grp = base + u * WARPS + warp;
-            if (!fast && grp >= ngroups) continue;  // warp-uniform: mma.sync needs the whole warp
+            if (grp >= ngroups) continue;  // warp-uniform: mma.sync needs the whole warp
+            const bool whole = 128 * (grp + 1) <= K;
             float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (whole) {
+                uint4 xv[4];  // the group's x first: four loads in flight, not one
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                word_mma(d, wa[u][i], wb[u][i], fast ? __ldg(xq + 16 * grp + i) : x_at(x, 16 * grp + 4 * t + i, K));
+                for (int i = 0; i < 4; i++) xv[i] = __ldg(xq + 16 * grp + i);
+#pragma unroll
+                for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], xv[i]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; i++) word_mma(d, wa[u][i], wb[u][i], x_at(x, 16 * grp + 4 * t + i, K));
+            }
             acc0 = fmaf(d[0], sa[u], acc0);  // d[0]: row g, d[2]: row g + 8 (every column is x)
             acc1 = fmaf(d[2], sb[u], acc1);
         }
-    };
-    for (int base = 0; base < ngroups; base += WARPS * UNROLL) {
-        if (aligned && 128 * (base + WARPS * UNROLL) <= K)
-            round(base, true);
-        else
-            round(base, false);
     }
     if (t == 0) {
         part[warp][g] = acc0;
