@@ -1,0 +1,297 @@
+// Paged decode attention, variant `prefetch` of solutions/paged-attention: the same warp-per-item
+// flash-decoding (paged_plan, paged_split_g4 over 256-token splits of 4 query heads, paged_combine)
+// with one change, software double-buffering in registers: the next cache block's 16 loads
+// (8 KB per warp) are issued before the current block is computed. The solution has nothing in
+// flight while a warp computes (~1,100 instructions a block), so its 12 warps per SM average far
+// less than their 96 KB peak. Here every warp keeps ~8 KB in flight all the time; the 64 extra
+// registers leave 8 warps per SM: 64 KB, over the ~26 KB Little's law asks of an SM at 4.8 TB/s.
+// (Also: q is read with one coalesced float4 per lane and shuffled into place.)
+//
+// Layout, masking and the log2-domain softmax are the solution's; see its comments.
+#define MIN_WARPS 8  // one-warp blocks per SM (__launch_bounds__): = WARPS_PER_SM in launch.py
+
+#define BLOCK 16
+#define D 128
+#define SPLIT_BLOCKS 16  // cache blocks per split: must match launch.py (<= 16: see the table prefetch)
+#define FULL 0xffffffffu
+
+__device__ __forceinline__ float half_lo(unsigned w)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(w & 0xffffu)));
+    return f;
+}
+
+__device__ __forceinline__ float half_hi(unsigned w)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(w >> 16)));
+    return f;
+}
+
+__device__ __forceinline__ void unpack8(const uint4 u, float* f)
+{
+    f[0] = half_lo(u.x); f[1] = half_hi(u.x);
+    f[2] = half_lo(u.y); f[3] = half_hi(u.y);
+    f[4] = half_lo(u.z); f[5] = half_hi(u.z);
+    f[6] = half_lo(u.w); f[7] = half_hi(u.w);
+}
+
+__device__ __forceinline__ int nsplits(int len)
+{
+    return ((len + BLOCK - 1) / BLOCK + SPLIT_BLOCKS - 1) / SPLIT_BLOCKS;
+}
+
+// Lane l of a half-warp (chunk c = l & 15) works on dims 8c..8c+7. q's row is read coalesced
+// (lane l takes float4 l of the 512-byte row) and the two float4 a lane needs (2c, 2c + 1) come
+// from lanes 2c and 2c + 1: one 16-sector request per head instead of two of 16 sectors each.
+template <int GT>
+__device__ __forceinline__ void load_q(const float* __restrict__ q, size_t row0, int lane, float (&qr)[GT][8])
+{
+    const float qscale = 1.4426950408889634f * 0.08838834764831845f;  // log2(e) / sqrt(128)
+    const int c = lane & 15;
+#pragma unroll
+    for (int g = 0; g < GT; ++g) {
+        const float4 a = reinterpret_cast<const float4*>(q + (row0 + g) * D)[lane];
+        qr[g][0] = __shfl_sync(FULL, a.x, 2 * c) * qscale;
+        qr[g][1] = __shfl_sync(FULL, a.y, 2 * c) * qscale;
+        qr[g][2] = __shfl_sync(FULL, a.z, 2 * c) * qscale;
+        qr[g][3] = __shfl_sync(FULL, a.w, 2 * c) * qscale;
+        qr[g][4] = __shfl_sync(FULL, a.x, 2 * c + 1) * qscale;
+        qr[g][5] = __shfl_sync(FULL, a.y, 2 * c + 1) * qscale;
+        qr[g][6] = __shfl_sync(FULL, a.z, 2 * c + 1) * qscale;
+        qr[g][7] = __shfl_sync(FULL, a.w, 2 * c + 1) * qscale;
+    }
+}
+
+// Load i gives lane l the 16-byte chunk l & 15 of token 2i + (l >> 4) of a 4 KB cache block.
+__device__ __forceinline__ void load_block(const unsigned short* __restrict__ k_cache,
+                                           const unsigned short* __restrict__ v_cache, size_t base, int lane,
+                                           uint4 (&kr)[8], uint4 (&vr)[8])
+{
+    const uint4* kp = reinterpret_cast<const uint4*>(k_cache + base);
+    const uint4* vp = reinterpret_cast<const uint4*>(v_cache + base);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) kr[i] = kp[i * 32 + lane];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) vr[i] = vp[i * 32 + lane];
+}
+
+// Per-lane partial scores s[g * 8 + i] (head g, token 2i + half) for the block's 16 tokens.
+template <int GT>
+__device__ __forceinline__ void partial_scores(const uint4 (&kr)[8], const float (&qr)[GT][8], float* s)
+{
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        float kf[8];
+        unpack8(kr[i], kf);
+#pragma unroll
+        for (int g = 0; g < GT; ++g) {
+            float t = 0.0f;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) t = fmaf(qr[g][e], kf[e], t);
+            s[g * 8 + i] = t;
+        }
+    }
+}
+
+#define PWORDS(GT) 1
+// The solution's block: every lane holds all 32 scores (128 shuffles) and m, l of every head.
+template <int GT>
+__device__ __forceinline__ void block_step(const uint4 (&kr)[8], const uint4 (&vr)[8], int blk, int L, int lane,
+                                           const float (&qr)[GT][8], float (&acc)[GT][8], float (&m)[GT],
+                                           float (&l)[GT])
+{
+    const int half = lane >> 4;
+    float s[GT * 8];
+    partial_scores<GT>(kr, qr, s);
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) {
+#pragma unroll
+        for (int v = 0; v < GT * 8; ++v) s[v] += __shfl_xor_sync(FULL, s[v], o);
+    }
+    const int t0 = blk * BLOCK + half;
+#pragma unroll
+    for (int g = 0; g < GT; ++g) {
+        float mx = m[g];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            if (t0 + 2 * i >= L) s[g * 8 + i] = -__int_as_float(0x7f800000);
+            mx = fmaxf(mx, s[g * 8 + i]);
+        }
+        mx = fmaxf(mx, __shfl_xor_sync(FULL, mx, 16));
+        const float corr = exp2f(m[g] - mx);
+        m[g] = mx;
+        l[g] *= corr;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[g][e] *= corr;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        if (t0 + 2 * i >= L) continue;
+        float vf[8];
+        unpack8(vr[i], vf);
+#pragma unroll
+        for (int g = 0; g < GT; ++g) {
+            const float p = exp2f(s[g * 8 + i] - m[g]);
+            l[g] += p;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(p, vf[e], acc[g][e]);
+        }
+    }
+}
+#define STEP(KR, VR, BLK) block_step<GT>(KR, VR, BLK, L, lane, qr, acc, m, l)
+
+// One warp, one work item: split sp of sequence b for query heads h0 .. h0 + GT - 1 (one KV head).
+// Writes each head's split max m (log2 domain), sum l and unnormalised acc[128] at
+// ((b * Hq + h) * splits + sp).
+template <int GT>
+__device__ __forceinline__ void split_attend(const float* __restrict__ q, const unsigned short* __restrict__ k_cache,
+                                             const unsigned short* __restrict__ v_cache,
+                                             const int* __restrict__ block_table, const int* __restrict__ seq_lens,
+                                             float* __restrict__ part_acc, float* __restrict__ part_ml, float* P,
+                                             int Hkv, int G, int max_blocks, int splits, int b, int h0, int sp)
+{
+    const int kvh = h0 / G;
+    const int lane = threadIdx.x, chunk = lane & 15, half = lane >> 4;
+    const int L = seq_lens[b];
+    const int nblk = (L + BLOCK - 1) / BLOCK;
+    const int first = sp * SPLIT_BLOCKS;
+    const int last = min(first + SPLIT_BLOCKS, nblk);
+    const int Hq = Hkv * G;
+
+    float qr[GT][8], acc[GT][8], m[GT], l[GT];
+    load_q<GT>(q, (size_t)b * Hq + h0, lane, qr);
+#pragma unroll
+    for (int g = 0; g < GT; ++g) {
+        m[g] = -__int_as_float(0x7f800000);
+        l[g] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
+    }
+
+    // The split's (at most 16) table entries in one load, one per lane, before the loop.
+    const int mine = first + (lane & 15);
+    const int entry = mine < last ? block_table[b * max_blocks + mine] : 0;
+#define BASE(BLK) (((size_t)__shfl_sync(FULL, entry, (BLK) - first) * Hkv + kvh) * (BLOCK * D))
+    uint4 ka[8], va[8];
+    uint4 kb[8], vb[8];
+    load_block(k_cache, v_cache, BASE(first), lane, ka, va);
+    for (int blk = first; blk < last; blk += 2) {
+        if (blk + 1 < last) load_block(k_cache, v_cache, BASE(blk + 1), lane, kb, vb);  // in flight meanwhile
+        STEP(ka, va, blk);
+        if (blk + 1 >= last) break;
+        if (blk + 2 < last) load_block(k_cache, v_cache, BASE(blk + 2), lane, ka, va);
+        STEP(kb, vb, blk + 1);
+    }
+#undef BASE
+
+#pragma unroll
+    for (int g = 0; g < GT; ++g) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[g][e] += __shfl_xor_sync(FULL, acc[g][e], 16);
+        const size_t idx = ((size_t)b * Hq + h0 + g) * splits + sp;
+        // Half 0 stores dims 8c..8c+3, half 1 dims 8c+4..8c+7: one 512-byte store per head.
+        reinterpret_cast<float4*>(part_acc + idx * D + 8 * chunk)[half] =
+            half ? make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7])
+                 : make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+    }
+#pragma unroll
+    for (int g = 0; g < GT; ++g) {
+        const float lsum = l[g] + __shfl_xor_sync(FULL, l[g], 16);
+        if (lane == 0) {
+            const size_t idx = ((size_t)b * Hq + h0 + g) * splits + sp;
+            part_ml[2 * idx] = m[g];
+            part_ml[2 * idx + 1] = lsum;
+        }
+    }
+}
+
+// The solution's work list: offsets[b] = items of the sequences before b, offsets[B] the total.
+extern "C" __global__ void __launch_bounds__(32)
+paged_plan(const int* __restrict__ seq_lens, int B, int HG, int* __restrict__ offsets)
+{
+    const int lane = threadIdx.x;
+    int base = 0;
+    for (int b0 = 0; b0 < B; b0 += 32) {
+        const int b = b0 + lane;
+        const int items = b < B ? nsplits(seq_lens[b]) * HG : 0;
+        int incl = items;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int t = __shfl_up_sync(FULL, incl, o);
+            if (lane >= o) incl += t;
+        }
+        if (b < B) offsets[b] = base + incl - items;
+        base += __shfl_sync(FULL, incl, 31);
+    }
+    if (lane == 0) offsets[B] = base;
+}
+
+#define SPLIT_KERNEL(GT)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(32, MIN_WARPS) paged_split_g##GT(                           \
+        const float* __restrict__ q, const unsigned short* __restrict__ k_cache,                             \
+        const unsigned short* __restrict__ v_cache, const int* __restrict__ block_table,                     \
+        const int* __restrict__ seq_lens, const int* __restrict__ offsets, float* __restrict__ part_acc,     \
+        float* __restrict__ part_ml, int B, int Hkv, int G, int max_blocks, int splits)                      \
+    {                                                                                                         \
+        __shared__ __align__(16) float P[PWORDS(GT)];                                                         \
+        const int total = offsets[B];                                                                         \
+        for (int i = blockIdx.x; i < total; i += gridDim.x) {                                                 \
+            int lo = 0, hi = B - 1;                                                                           \
+            while (lo < hi) {                                                                                 \
+                const int mid = (lo + hi + 1) >> 1;                                                           \
+                if (offsets[mid] <= i) lo = mid; else hi = mid - 1;                                           \
+            }                                                                                                 \
+            const int n = nsplits(seq_lens[lo]);                                                              \
+            const int j = i - offsets[lo];                                                                    \
+            split_attend<GT>(q, k_cache, v_cache, block_table, seq_lens, part_acc, part_ml, P, Hkv, G,        \
+                             max_blocks, splits, lo, GT * (j / n), j % n);                                    \
+        }                                                                                                     \
+    }
+SPLIT_KERNEL(1)
+SPLIT_KERNEL(4)
+
+// Grid (Hq, B), 128 threads: out = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s over the splits
+// of (b, h), M the largest m_s. A 32k-token sequence has 128 splits: read one after another, each
+// waiting for the last, they would cost ~100 us of L2 round trips. Instead the threads share the
+// splits' (m, l) (one per thread, block reductions), keep 128 weights in shared memory, and each
+// thread d then reads acc_s[d] for eight splits at a time: coalesced rows, eight loads in flight.
+extern "C" __global__ void __launch_bounds__(D)
+paged_combine(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
+              const int* __restrict__ seq_lens, float* __restrict__ out, int splits)
+{
+    __shared__ float w[D], red[D / 32];
+    const int h = blockIdx.x, b = blockIdx.y, Hq = gridDim.x, d = threadIdx.x;
+    const int lane = d & 31, warp = d >> 5;
+    const int ns = nsplits(seq_lens[b]);
+    const size_t row = ((size_t)b * Hq + h) * splits;
+    float M = -__int_as_float(0x7f800000);
+    for (int s = d; s < ns; s += D) M = fmaxf(M, part_ml[2 * (row + s)]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(FULL, M, o));
+    if (lane == 0) red[warp] = M;
+    __syncthreads();
+    M = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
+    float num = 0.0f, den = 0.0f;
+    for (int c = 0; c < ns; c += D) {
+        __syncthreads();  // the previous chunk's weights (and red) have been read
+        if (c + d < ns) {
+            const float ws = exp2f(part_ml[2 * (row + c + d)] - M);
+            w[d] = ws;
+            den = fmaf(ws, part_ml[2 * (row + c + d) + 1], den);  // this thread's share of den
+        }
+        __syncthreads();
+        const int n = min(D, ns - c);
+        const float* a = part_acc + (row + c) * D + d;
+#pragma unroll 8
+        for (int j = 0; j < n; ++j) num = fmaf(w[j], a[(size_t)j * D], num);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) den += __shfl_xor_sync(FULL, den, o);
+    __syncthreads();
+    if (lane == 0) red[warp] = den;
+    __syncthreads();
+    den = (red[0] + red[1]) + (red[2] + red[3]);
+    out[((size_t)b * Hq + h) * D + d] = num / den;
+}
