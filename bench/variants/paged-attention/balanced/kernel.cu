@@ -287,8 +287,7 @@ __device__ __forceinline__ void run_attend(const float* __restrict__ q, const un
     const int gown = GT == 4 ? chunk >> 2 : 0;
     if (GT == 4 ? (lane & 19) == 0 : lane == 0) {
         const size_t idx = ((size_t)b * Hq + h0 + gown) * splits + slot;
-        part_ml[2 * idx] = m[0];
-        part_ml[2 * idx + 1] = lsum;
+        reinterpret_cast<float2*>(part_ml)[idx] = make_float2(m[0], lsum);  // (m, l): one 8-byte store
     }
 }
 
