@@ -39,14 +39,14 @@ def histogram(samples, counts, n, bins, copies):
         for u in range(UNROLL):
             v[u] = uint32(samples[base + uint32(u * THREADS) + t])
         for u in range(UNROLL):
-            cuda.atomic.add(hist, mine + v[u], uint32(1))
+            cuda.atomic.add(hist, uint32(mine + v[u]), uint32(1))
         base += stride
     # The one partial trip of the grid (the tail of n), checked sample by sample.
     if base < total:
         for u in range(UNROLL):
             i = base + uint32(u * THREADS) + t
             if i < total:
-                cuda.atomic.add(hist, mine + uint32(samples[i]), uint32(1))
+                cuda.atomic.add(hist, uint32(mine + uint32(samples[i])), uint32(1))
     cuda.syncthreads()
 
     b = t
