@@ -1,16 +1,18 @@
-"""Launch plan of the numba scan solution: scan tiles, scan the tile totals (recursively), add."""
+"""Launch plan of the reduce-then-scan numba solution: reduce the chunks, scan the chunk sums,
+rescan each chunk with its offset."""
 
-BLOCK = 256  # kernel.py's THREADS
+THREADS, ITEMS = 256, 8
+TILE = THREADS * ITEMS  # kernel.py's TILE
 
 
 def launch(gpu, x, y, n):
-    _scan(gpu, x, y, n)
-
-
-def _scan(gpu, x, y, n):
-    tiles = gpu.cdiv(n, BLOCK)
-    sums = gpu.empty(tiles, "int32")
-    gpu.launch("scan_tiles", grid=tiles, block=BLOCK, args=(x, y, sums, n))
-    if tiles > 1:
-        _scan(gpu, sums, sums, tiles)  # the tile totals, scanned in place one level up
-        gpu.launch("add_offsets", grid=tiles, block=BLOCK, args=(y, sums, n))
+    tiles = gpu.cdiv(n, TILE)
+    # 8 blocks of 256 threads fill an SM; one chunk per block, so the grid is one wave and the
+    # chunk sums are few (one block scans them). At least 4 tiles per chunk keeps the carry loop busy.
+    grid = max(1, min(gpu.device.sm_count * 8, gpu.cdiv(tiles, 4)))
+    chunk = gpu.cdiv(tiles, grid) * TILE  # a multiple of TILE
+    grid = gpu.cdiv(n, chunk)
+    sums = gpu.empty(grid, "uint32")
+    gpu.launch("scan_reduce", grid=grid, block=THREADS, args=(x, sums, n, chunk))
+    gpu.launch("scan_chunk_sums", grid=1, block=THREADS, args=(sums, grid))
+    gpu.launch("scan_downsweep", grid=grid, block=THREADS, args=(x, y, sums, n, chunk))
