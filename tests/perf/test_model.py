@@ -151,3 +151,20 @@ def test_profile_counts_a_warp_request_as_one_l1_wavefront_per_128_byte_line():
     p.on_memory(strided, "global", "ld", np.zeros(32, np.int64), lanes, (base + 4096 * lanes).astype(np.uint64), 4)
     p.on_kernel_end()
     assert p.launches[0]["lines"] == {0: 1, 1: 32}
+
+
+def test_a_kata_whose_scalars_come_from_its_inputs_is_observed_at_its_largest_public_case_for_every_bench_case(monkeypatch):
+    """cross-entropy has no calibration entry and generate() picks ignore_index: neither bench case
+    may fall through to generating and emulating the whole plan at the bench shape (40 s of a grade)."""
+    from grader.performance.model import observe
+
+    kata, real, runs = catalog.load("cross-entropy"), observe.model_run, []
+
+    def spy(kata, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs):
+        runs.append((dict(params), mode))
+        return real(kata, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("cross-entropy", ROOT / "solutions" / "cross-entropy")
+    assert len(kata.bench.cases) == 2 and len(e.cases) == 2
+    assert [p for p, mode in runs if mode == "full"] == [observe._largest_public(kata)] * 2
