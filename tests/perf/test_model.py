@@ -168,3 +168,20 @@ def test_a_kata_whose_scalars_come_from_its_inputs_is_observed_at_its_largest_pu
     e = _estimate("cross-entropy", ROOT / "solutions" / "cross-entropy")
     assert len(kata.bench.cases) == 2 and len(e.cases) == 2
     assert [p for p, mode in runs if mode == "full"] == [observe._largest_public(kata)] * 2
+
+
+def test_a_kata_without_calibration_data_shares_one_observation_budget_and_reuses_identical_sample_runs(monkeypatch):
+    """top-p's two bench cases differ only in their data: on zero-filled inputs one run serves both,
+    and every launch of a default entry gets its share of DEFAULT_OBSERVE_S, not 2 s each."""
+    from grader.performance.model import observe
+
+    real, walls = observe.model_run, []
+
+    def spy(*args, **kwargs):
+        walls.append(args[9] if len(args) > 9 else kwargs.get("wall_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("top-p", ROOT / "solutions" / "top-p")
+    assert len(e.cases) == 2 and e.cases[0].seconds == e.cases[1].seconds
+    assert len(walls) == 1 and 0 < walls[0] <= observe.DEFAULT_OBSERVE_S / 2
