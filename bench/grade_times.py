@@ -76,7 +76,7 @@ def _phases(p: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("katas", nargs="*", help="kata ids (default: every kata's solution)")
+    ap.add_argument("katas", nargs="*", help="kata ids (default: every kata's solution; `none`: only --folder ones)")
     ap.add_argument("--folder", action="append", default=[], metavar="DIR:KATA",
                     help="also grade this folder as kata KATA (e.g. a learner-style kernel)")
     ap.add_argument("--backend", default="cpu")
@@ -86,7 +86,8 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     from grader import catalog
 
-    jobs = [(ROOT / "solutions" / k, k, f"solutions/{k}") for k in (args.katas or ([] if args.folder else catalog.ids()))]
+    ids = [] if args.katas == ["none"] else args.katas or catalog.ids()
+    jobs = [(ROOT / "solutions" / k, k, f"solutions/{k}") for k in ids]
     for spec in args.folder:
         d, _, k = spec.rpartition(":")
         jobs.append((Path(d).resolve(), k, os.path.relpath(Path(d).resolve(), ROOT)))
