@@ -185,3 +185,22 @@ def test_a_kata_without_calibration_data_shares_one_observation_budget_and_reuse
     e = _estimate("top-p", ROOT / "solutions" / "top-p")
     assert len(e.cases) == 2 and e.cases[0].seconds == e.cases[1].seconds
     assert len(walls) == 1 and 0 < walls[0] <= observe.DEFAULT_OBSERVE_S / 2
+
+
+def test_a_slow_kernel_shares_one_observation_budget_over_all_its_runs(monkeypatch):
+    """A learner's naive attention (one thread per query row) ran 4 model runs of up to 6 s each:
+    now each run gets what is left of OBSERVE_S over the runs left, and the estimate says it is a
+    lower bound."""
+    from grader.performance.model import observe
+
+    monkeypatch.setattr(observe, "OBSERVE_S", 1.0)
+    real, walls = observe.model_run, []
+
+    def spy(*args, **kwargs):
+        walls.append(args[9] if len(args) > 9 else kwargs.get("wall_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("attention", ROOT / "bench" / "learner" / "attention_naive")
+    assert len(walls) == 4 and walls[0] == pytest.approx(0.25) and sum(walls) <= 1.0 + 0.05 * 3  # (a run left 0.05 s at least)
+    assert all("the estimate is a lower bound" in c.how for c in e.cases)
