@@ -80,12 +80,13 @@ def main(argv=None) -> int:
     ap.add_argument("katas", nargs="*")
     ap.add_argument("--write", type=Path)
     ap.add_argument("--no-serial", action="store_true", help="only the make_all timings")
+    ap.add_argument("--no-make-all", action="store_true", help="only the per-case timings")
     args = ap.parse_args(argv)
     load0, started = os.getloadavg()[0], datetime.datetime.now(datetime.timezone.utc)
     rows = []
     for kata_id in args.katas or catalog.ids():
         n = len(catalog.load(kata_id).bench.cases)
-        serial = 0.0
+        serial, longest = 0.0, 0.0
         parts = []
         if not args.no_serial:
             for i in range(n):
@@ -94,11 +95,14 @@ def main(argv=None) -> int:
                     parts.append(f"case {i}: {r['error']}")
                     continue
                 serial += r["generate"] + r["reference"] + r["scales"]
+                longest = max(longest, r["generate"] + r["reference"] + r["scales"])
                 parts.append(f"{r['generate']:.1f} + {r['reference']:.1f} + {r['scales']:.1f} ({r['mb']:.0f} MB)")
-        with tempfile.TemporaryDirectory(prefix="kata-bench-inputs-") as home:
-            m = _sub("_make_all", kata_id, home)
-        made = f"{m['fresh']:.1f} | {m['cached']:.2f}" if "error" not in m else f"{m['error']} | -"
-        row = f"| {kata_id} | {n} | {serial:.1f} | {made} | {'; '.join(parts)} |"
+        made = "- | -"
+        if not args.no_make_all:
+            with tempfile.TemporaryDirectory(prefix="kata-bench-inputs-") as home:
+                m = _sub("_make_all", kata_id, home)
+            made = f"{m['fresh']:.1f} | {m['cached']:.2f}" if "error" not in m else f"{m['error']} | -"
+        row = f"| {kata_id} | {n} | {serial:.1f} | {longest:.1f} | {made} | {'; '.join(parts)} |"
         rows.append(row)
         print(row, flush=True)
     lines = ["# Bench inputs and references of a first GPU grade, made on the CPU", "",
@@ -106,10 +110,11 @@ def main(argv=None) -> int:
              f"- date: {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores",
              f"- 1-minute load average at start / end: {load0:.1f} / {os.getloadavg()[0]:.1f}", "",
              "serial s: generate + reference + error scales of every bench case one after the other (what the "
-             "prefetch did before); make_all s: grader.performance.bench_pool.make_all into a fresh cache "
+             "prefetch did before); longest case s: what the prefetch's parallel subprocesses take where there "
+             "are cores for every case (KATA_BENCH_JOBS, default cores - 1); make_all s: grader.performance.bench_pool.make_all into a fresh cache "
              "(the prefetch now), then again with the cache filled.", "",
-             "| kata | cases | serial s | make_all fresh s | make_all cached s | per case: generate + reference + scales s |",
-             "|---|---|---|---|---|---|", *rows, ""]
+             "| kata | cases | serial s | longest case s | make_all fresh s | make_all cached s | per case: generate + reference + scales s |",
+             "|---|---|---|---|---|---|---|", *rows, ""]
     if args.write:
         args.write.write_text("\n".join(lines))
     return 0
