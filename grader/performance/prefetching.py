@@ -78,8 +78,10 @@ def prefetch(kata_id: str, seed: int = 0) -> None:
         entry.calibration, _ = _cal.load_or_calibrate(entry.backend)
 
     def load_data() -> None:
-        for i, case in enumerate(entry.cases):
-            data = bench_data(kata, case, int(seed) + BENCH_SEED_OFFSET + i)
+        from grader.performance.bench_pool import make_all  # the missing cases in parallel processes
+
+        seeds = [int(seed) + BENCH_SEED_OFFSET + i for i in range(len(entry.cases))]
+        for i, data in make_all(kata, seeds, make=bench_data).items():
             _read_ahead(data)
             entry.data[i] = data
 

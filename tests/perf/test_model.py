@@ -151,3 +151,56 @@ def test_profile_counts_a_warp_request_as_one_l1_wavefront_per_128_byte_line():
     p.on_memory(strided, "global", "ld", np.zeros(32, np.int64), lanes, (base + 4096 * lanes).astype(np.uint64), 4)
     p.on_kernel_end()
     assert p.launches[0]["lines"] == {0: 1, 1: 32}
+
+
+def test_a_kata_whose_scalars_come_from_its_inputs_is_observed_at_its_largest_public_case_for_every_bench_case(monkeypatch):
+    """cross-entropy has no calibration entry and generate() picks ignore_index: neither bench case
+    may fall through to generating and emulating the whole plan at the bench shape (40 s of a grade)."""
+    from grader.performance.model import observe
+
+    kata, real, runs = catalog.load("cross-entropy"), observe.model_run, []
+
+    def spy(kata, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs):
+        runs.append((dict(params), mode))
+        return real(kata, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("cross-entropy", ROOT / "solutions" / "cross-entropy")
+    assert len(kata.bench.cases) == 2 and len(e.cases) == 2
+    assert [p for p, mode in runs if mode == "full"] == [observe._largest_public(kata)] * 2
+
+
+def test_a_kata_without_calibration_data_shares_one_observation_budget_and_reuses_identical_sample_runs(monkeypatch):
+    """top-p's two bench cases differ only in their data: on zero-filled inputs one run serves both,
+    and every launch of a default entry gets its share of DEFAULT_OBSERVE_S, not 2 s each."""
+    from grader.performance.model import observe
+
+    real, walls = observe.model_run, []
+
+    def spy(*args, **kwargs):
+        walls.append(args[9] if len(args) > 9 else kwargs.get("wall_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("top-p", ROOT / "solutions" / "top-p")
+    assert len(e.cases) == 2 and e.cases[0].seconds == e.cases[1].seconds
+    assert len(walls) == 1 and 0 < walls[0] <= observe.DEFAULT_OBSERVE_S / 2
+
+
+def test_a_slow_kernel_shares_one_observation_budget_over_all_its_runs(monkeypatch):
+    """A learner's naive attention (one thread per query row) ran 4 model runs of up to 6 s each:
+    now each run gets what is left of OBSERVE_S over the runs left, and the estimate says it is a
+    lower bound."""
+    from grader.performance.model import observe
+
+    monkeypatch.setattr(observe, "OBSERVE_S", 1.0)
+    real, walls = observe.model_run, []
+
+    def spy(*args, **kwargs):
+        walls.append(args[9] if len(args) > 9 else kwargs.get("wall_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("attention", ROOT / "bench" / "learner" / "attention_naive")
+    assert len(walls) == 4 and walls[0] == pytest.approx(0.25) and sum(walls) <= 1.0 + 0.05 * 3  # (a run left 0.05 s at least)
+    assert all("the estimate is a lower bound" in c.how for c in e.cases)

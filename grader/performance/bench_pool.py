@@ -1,0 +1,87 @@
+"""Every bench case of a kata at once: the ones not in the cache are made in parallel processes.
+
+A fresh GPU machine's first grade of a kata spent 15-96 s making its bench inputs, float64
+references and error scales, one case after another in one thread (numpy's generators and most
+float64 references are single-threaded). Each case is independent and lands in the on-disk cache
+(grader/performance/bench_inputs.py), so the missing ones are made by `python -m
+grader.performance.bench_pool` subprocesses, one per case, and then all are loaded (memory-mapped)
+from the cache. A subprocess, not multiprocessing: the GPU worker holds a CUDA context (no fork),
+and spawn would re-run `python -m grader`'s __main__. Where there is no cache, or one case is
+missing, or KATA_BENCH_JOBS=1, the cases are made here as before; a case a subprocess failed to
+make is made here too, so a failure costs time, never a grade.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from grader.performance.bench_inputs import BenchData, _key, bench_data, cache_root
+
+JOBS_ENV = "KATA_BENCH_JOBS"
+#: a subprocess still running after this long is stopped, and its case made here instead
+CASE_TIMEOUT_S = 600.0
+
+
+def jobs(missing: int) -> int:
+    """How many cases to make at once: KATA_BENCH_JOBS, else one per case up to the cores but one
+    (the emulator's sanitizer runs beside the prefetch)."""
+    env = os.environ.get(JOBS_ENV, "").strip()
+    if env.isdigit() and int(env) > 0:
+        return min(missing, int(env))
+    return max(1, min(missing, (os.cpu_count() or 1) - 1))
+
+
+def make_all(kata, seeds: list[int], *, make=bench_data, launch=subprocess.Popen) -> dict[int, BenchData]:
+    """{case position: BenchData} for every bench case of kata (case i drawn with seeds[i]), the
+    missing ones made in parallel subprocesses first. make: bench_data (the prefetch passes its
+    own name for it, which tests replace); launch: how a subprocess is started (tests fake it)."""
+    cases = [dict(c) for c in kata.bench.cases]
+    root = cache_root()
+    if root is not None:
+        missing = [i for i, c in enumerate(cases) if not (root / _key(kata, c, seeds[i]) / "meta.json").exists()]
+        if len(missing) > 1 and jobs(len(missing)) > 1:
+            _make_in_parallel(kata, [(cases[i], seeds[i]) for i in missing], jobs(len(missing)), launch)
+    return {i: make(kata, c, seeds[i]) for i, c in enumerate(cases)}
+
+
+def _make_in_parallel(kata, missing: list[tuple[dict, int]], width: int, launch) -> None:
+    import grader
+
+    env = dict(os.environ)
+    here = str(Path(grader.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env[JOBS_ENV] = "1"  # a subprocess never fans out again
+    queue, running = list(missing), []
+    deadline = time.monotonic() + CASE_TIMEOUT_S
+    while queue or running:
+        while queue and len(running) < width:
+            case, seed = queue.pop(0)
+            cmd = [sys.executable, "-m", "grader.performance.bench_pool", kata.id, json.dumps(case), str(seed)]
+            try:
+                running.append(launch(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+            except OSError:
+                return  # no subprocesses here: bench_data makes the rest in this process
+        time.sleep(0.05)
+        running = [p for p in running if p.poll() is None]
+        if time.monotonic() > deadline:
+            for p in running:
+                p.kill()
+            return
+
+
+def main(argv=None) -> int:
+    """`python -m grader.performance.bench_pool KATA CASE_JSON SEED`: one bench case into the cache."""
+    from grader import catalog
+
+    kata_id, case, seed = (argv if argv is not None else sys.argv[1:])[:3]
+    bench_data(catalog.load(kata_id), json.loads(case), int(seed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
