@@ -186,7 +186,7 @@ __device__ __forceinline__ void block_step(const uint4 (&kr)[8], const uint4 (&v
         if (t0 + 2 * (i0 + e) >= L) s[e] = -__int_as_float(0x7f800000);  // may be NaN: mask it
         mx = fmaxf(mx, s[e]);
     }
-    mx = head_reduce<GT, true>(mx);  // finite: a block of a split holds a token below L
+    mx = head_reduce<GT, true>(mx);  // finite: every block of a run holds a token below L
     const float corr = exp2f(m - mx);  // 0 on the first block (m = -inf)
     m = mx;
     float p[R], ps = 0.0f;
