@@ -5,9 +5,12 @@
 //
 // Measured 2026-12-01 on an NVIDIA H200 (bench/quick_time.py, the kata's two bench cases):
 // B = 64 power-law lengths to 32k: 193.4 us, 70.6 % of the roofline; B = 4 x 32k tokens: 146.1 us,
-// 83.1 %. (The previous solution, 256-token splits dealt round-robin after a plan launch, now
-// bench/variants/paged-attention/previous: 57.6 % / 61.5 %.) 255 registers, 12 B of spills
-// outside the block loop; bench/variants/NOTES-serving.md has each step's prediction and result.
+// 83.1 %; the full GPU grade: PASS, 21 cases, 78 % of the roofline ("good"). The previous solution
+// (256-token splits dealt round-robin after a plan launch, now bench/variants/paged-attention/
+// previous) made 57.6 % / 61.5 %. This file compiles to the same SASS as the variant timed
+// (bench/variants/paged-attention/balanced); the H200's ptxas gave it 255 registers and 12 B of
+// spills, outside the block loop. bench/variants/NOTES-serving.md has each step's prediction and
+// its result.
 //
 // Why split the sequences: B x Hkv is 32 warps at B = 4, Hkv = 8, for 132 SMs, and a 32k-token
 // sequence is 16 MB of K and V for one warp. Cut into runs of blocks, the parallelism follows the
@@ -76,14 +79,9 @@ __device__ __forceinline__ void load_q(const float* __restrict__ q, size_t row0,
 #pragma unroll
     for (int g = 0; g < GT; ++g) {
         const float4 a = reinterpret_cast<const float4*>(q + (row0 + g) * D)[lane];
-        qr[g][0] = __shfl_sync(FULL, a.x, 2 * c) * qscale;
-        qr[g][1] = __shfl_sync(FULL, a.y, 2 * c) * qscale;
-        qr[g][2] = __shfl_sync(FULL, a.z, 2 * c) * qscale;
-        qr[g][3] = __shfl_sync(FULL, a.w, 2 * c) * qscale;
-        qr[g][4] = __shfl_sync(FULL, a.x, 2 * c + 1) * qscale;
-        qr[g][5] = __shfl_sync(FULL, a.y, 2 * c + 1) * qscale;
-        qr[g][6] = __shfl_sync(FULL, a.z, 2 * c + 1) * qscale;
-        qr[g][7] = __shfl_sync(FULL, a.w, 2 * c + 1) * qscale;
+        const float v[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int k = 0; k < 8; ++k) qr[g][k] = __shfl_sync(FULL, v[k & 3], 2 * c + (k >> 2)) * qscale;
     }
 }
 
