@@ -23,11 +23,16 @@
 // [w C, (w + 1) C). Where a run crosses a (sequence, head group) boundary the warp writes one
 // partial per piece, in slot w - w0 of that row (w0: the warp holding the row's first block), so a
 // row of n blocks has at most ceil(n / 16) + 1 partials and the combine finds them by the same
-// arithmetic: no plan launch, no work list. A 32k-token row has ~34 partials, not 128.
+// arithmetic: no plan launch, no work list. A 32k-token row has ~34 partials, not 128. On the
+// equal case that is most of the gain over fixed splits (160.5 -> 146.1 us): a warp starts one or
+// two runs, not four (a start is q, a table window and a first block nothing overlaps), and a
+// quarter of the partials are written and combined. The known cost: the power-law batch's
+// one-block sequences cut some warps' runs into up to 36 pieces, each a start, which leaves it
+// 4.7 % behind fixed splits (NOTES-serving.md).
 //
 // Why GQA inside the warp: the G query heads sharing a KV head read the same K and V bytes, so a
 // warp holds GT = 4 of them (when 4 divides G; G = 1 or 2 takes GT = 1) in registers and reads each
-// block once for all of them.
+// block once for all of them. (A GT = 2 instantiation would cost compile time for no bench shape.)
 //
 // The indirection and the loads: block_table[b][j] names the physical block of tokens 16j..16j+15;
 // blocks are scattered and shared (a common prefix). One KV head's block is 16 x 128 fp16 = 4 KB

@@ -1,3 +1,5 @@
+// Variant `previous` of solutions/paged-attention: the solution until 2026-12-01 (H200: 57.6 % / 61.5 %
+// of the roofline on the two bench cases), replaced by variant `balanced`.
 // Paged decode attention, flash-decoding style: one warp per work item (a 256-token split of one
 // sequence, for a group of query heads sharing one KV head) computes a partial softmax-weighted
 // sum for the group; a last launch combines the splits of each (sequence, query head).

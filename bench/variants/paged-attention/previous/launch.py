@@ -1,4 +1,4 @@
-"""Launch plan of the paged-attention solution: count each sequence's work items, let a grid of
+"""Launch plan of the paged-attention variant `previous` (the solution until 2026-12-01): count each sequence's work items, let a grid of
 warps take them (256-token splits x groups of query heads), then combine the splits per head."""
 
 SPLIT_TOKENS = 256  # = SPLIT_BLOCKS * 16 in kernel.cu
