@@ -1,5 +1,6 @@
-"""Launch plan of the paged-attention variant `previous` (the solution until 2026-12-01): count each sequence's work items, let a grid of
-warps take them (256-token splits x groups of query heads), then combine the splits per head."""
+"""Launch plan of the paged-attention variant `previous` (the solution until 2026-12-01): count
+each sequence's work items, let a grid of warps take them (256-token splits x groups of query
+heads), then combine the splits per head."""
 
 SPLIT_TOKENS = 256  # = SPLIT_BLOCKS * 16 in kernel.cu
 WARPS_PER_SM = 12  # paged_split_g4 takes ~165 registers: 12 one-warp blocks fit an SM's 64K
