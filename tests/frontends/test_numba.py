@@ -80,13 +80,13 @@ def test_a_replayed_two_kernel_plan_reaches_each_kernels_module():
 
     folder = catalog.load("scan").solution_dir / "numba"
     db = DialectBackend(CpuBackend(), folder / "kernel.py")
-    n = 300
+    n, chunk = 5000, 2048  # three chunks of one 2048-element tile each
     x = db.upload(np.arange(n, dtype=np.int32))
-    y, sums = db.alloc(n, np.int32), db.alloc(2, np.int32)
+    y, sums = db.alloc(n, np.int32), db.alloc(3, np.uint32)
     record = []
-    for name, grid, args in (("scan_tiles", (2, 1, 1), [x, y, sums, n]),
-                             ("scan_tiles", (1, 1, 1), [sums, sums, db.alloc(1, np.int32), 2]),
-                             ("add_offsets", (2, 1, 1), [y, sums, n])):
+    for name, grid, args in (("scan_reduce", (3, 1, 1), [x, sums, n, chunk]),
+                             ("scan_chunk_sums", (1, 1, 1), [sums, 3]),
+                             ("scan_downsweep", (3, 1, 1), [x, y, sums, n, chunk])):
         entry, block, shared, ready = db.prepare(name, grid, (256, 1, 1), 0, args, {})
         record.append((entry, grid, block, shared, ready))
         db.launch(entry, grid, block, shared, ready)

@@ -14,7 +14,9 @@ and the rows' totals chain in registers. The first version also did one element 
 barrier per Hillis-Steele step (16 per 256 elements) and 64-bit wrap-around indexing.
 
 All sums are uint32 (numba widens an int32 sum to int64; uint32(...) truncates it back), so the
-arithmetic wraps modulo 2^32, the int32 wrap-around the kata asks for."""
+arithmetic wraps modulo 2^32, the int32 wrap-around the kata asks for. The indices are truncated
+the same way: with 64-bit indices ptxas gave scan_downsweep 62 registers (4 blocks of 256 per SM),
+with uint32 ones 32, so the plan's 8 blocks per SM are one wave, as in the CUDA C solution."""
 from numba import cuda, int32, uint32
 
 THREADS = 256  # launch.py's THREADS
@@ -98,25 +100,25 @@ def scan_downsweep(x, y, offsets, n, chunk):
     t = uint32(cuda.threadIdx.x)
     lane = t % uint32(32)
     warp = t // uint32(32)
-    begin = uint32(cuda.blockIdx.x) * uint32(chunk)
-    end = min(begin + uint32(chunk), uint32(n))
+    begin = uint32(uint32(cuda.blockIdx.x) * uint32(chunk))
+    end = uint32(min(begin + uint32(chunk), uint32(n)))
     carry = uint32(offsets[cuda.blockIdx.x])  # everything before this chunk
-    own = warp * uint32(32 * ITEMS) + lane  # this thread's first element in a tile
+    own = uint32(warp * uint32(32 * ITEMS) + lane)  # this thread's first element in a tile
     nxt = cuda.local.array(ITEMS, uint32)
     for u in range(ITEMS):
-        i = begin + own + uint32(u * 32)
+        i = uint32(begin + own + uint32(u * 32))
         nxt[u] = uint32(x[i]) if i < end else uint32(0)
-    r = 0
+    r = uint32(0)
     base = begin
     while base < end:
         v = cuda.local.array(ITEMS, uint32)
         for u in range(ITEMS):
             v[u] = nxt[u]
         # Prefetch the next tile before this one's shuffles and barrier.
-        ahead = base + uint32(TILE)
+        ahead = uint32(base + uint32(TILE))
         if ahead < end:
             for u in range(ITEMS):
-                i = ahead + own + uint32(u * 32)
+                i = uint32(ahead + own + uint32(u * 32))
                 nxt[u] = uint32(x[i]) if i < end else uint32(0)
         # Scan each row of 32 across the warp; the rows are independent until their totals chain.
         for u in range(ITEMS):
@@ -141,8 +143,8 @@ def scan_downsweep(x, y, offsets, n, chunk):
             total = uint32(total + wt)
         carry = uint32(carry + total)
         for u in range(ITEMS):
-            i = base + own + uint32(u * 32)
+            i = uint32(base + own + uint32(u * 32))
             if i < end:
                 y[i] = v[u] + before
-        r = 1 - r
+        r = uint32(r ^ uint32(1))
         base = ahead

@@ -13,7 +13,9 @@ with an atomic exchange, both resolved in L2, so a spinning reader sees the writ
 Layout: warp w owns 512 consecutive elements of the tile; load u of a lane reads element
 u*32 + lane (128 contiguous bytes per warp instruction, ITEMS loads in flight), each row of 32
 is scanned with 5 shfl_up_sync, the rows independently, and the row totals chain in registers.
-All sums are uint32, so they wrap modulo 2^32, the int32 wrap-around the kata asks for."""
+All sums are uint32, so they wrap modulo 2^32, the int32 wrap-around the kata asks for; indices
+are truncated to uint32 too (numba widens sums to 64 bits), which keeps the kernel at 32 registers,
+8 blocks of 256 per SM (64-bit indices: 40 registers, 6 blocks)."""
 from numba import cuda, int32, uint32, uint64
 
 THREADS = 256
@@ -38,17 +40,17 @@ def scan_lookback(x, y, status, counter, n):
     cuda.syncthreads()
     tile = s_tile[0]
     total = uint32(n)
-    first = tile * uint32(TILE)
-    base = first + warp * uint32(WARP_ITEMS) + lane
+    first = uint32(tile * uint32(TILE))
+    base = uint32(first + warp * uint32(WARP_ITEMS) + lane)
     whole = first + uint32(TILE) <= total  # no bounds checks but in the last tile
 
     v = cuda.local.array(ITEMS, uint32)
     if whole:
         for u in range(ITEMS):
-            v[u] = uint32(x[base + uint32(u * 32)])
+            v[u] = uint32(x[uint32(base + uint32(u * 32))])
     else:
         for u in range(ITEMS):
-            i = base + uint32(u * 32)
+            i = uint32(base + uint32(u * 32))
             v[u] = uint32(x[i]) if i < total else uint32(0)
     for d in (1, 2, 4, 8, 16):
         for u in range(ITEMS):  # ITEMS independent shuffles in flight per step
@@ -110,9 +112,9 @@ def scan_lookback(x, y, status, counter, n):
     before = s_warp[warp]
     if whole:
         for u in range(ITEMS):
-            y[base + uint32(u * 32)] = v[u] + before
+            y[uint32(base + uint32(u * 32))] = v[u] + before
     else:
         for u in range(ITEMS):
-            i = base + uint32(u * 32)
+            i = uint32(base + uint32(u * 32))
             if i < total:
                 y[i] = v[u] + before

@@ -13,7 +13,9 @@ warp walked a row of a million non-zeros alone while the rest of the GPU sat idl
   spmv_long  one warp per queued segment over the whole GPU, partial sums meeting in y[row]
              through atomic adds. On a regular matrix the queue is empty and every warp exits.
 
-Subscripts are uint32 so numba emits no wrap-around of negative indices."""
+Subscripts are uint32 so numba emits no wrap-around of negative indices, and the loop indices are
+truncated back to uint32 (numba widens a uint32 sum to 64 bits): that keeps spmv_rows at 32
+registers, 8 blocks of 256 per SM, where 64-bit indices took 34 (6 blocks)."""
 from numba import cuda, float32, int32, uint32
 
 THREADS = 256  # launch.py's THREADS
@@ -68,20 +70,20 @@ def spmv_rows(row_ptr, col_idx, vals, x, y, m, lanes, shift, tasks, task_count):
         return  # whole groups leave together
 
     acc = float32(0.0)
-    j = uint32(begin) + lane
+    j = uint32(uint32(begin) + lane)
     stop = uint32(end)
-    step = uint32(UNROLL) * width
+    step = uint32(uint32(UNROLL) * width)
     while j < stop:
         c = cuda.local.array(UNROLL, int32)
         v = cuda.local.array(UNROLL, float32)
         for u in range(UNROLL):
-            i = j + uint32(u) * width
+            i = uint32(j + uint32(u) * width)
             c[u] = col_idx[i] if i < stop else int32(-1)
             v[u] = vals[i] if i < stop else float32(0.0)
         for u in range(UNROLL):
             if c[u] >= 0:
                 acc += v[u] * x[uint32(c[u])]
-        j += step
+        j = uint32(j + step)
     off = width >> uint32(1)
     while off > uint32(0):
         acc += cuda.shfl_xor_sync(group, acc, int32(off))
@@ -103,18 +105,18 @@ def spmv_long(row_ptr, col_idx, vals, x, y, tasks, task_count):
         first = uint32(row_ptr[row]) + uint32(tasks[uint32(2) * t + uint32(1)]) * uint32(SEG)
         stop = min(first + uint32(SEG), uint32(row_ptr[row + uint32(1)]))
         acc = float32(0.0)
-        j = first + lane
+        j = uint32(first + lane)
         while j < stop:
             c = cuda.local.array(UNROLL, int32)
             v = cuda.local.array(UNROLL, float32)
             for u in range(UNROLL):
-                i = j + uint32(u * 32)
+                i = uint32(j + uint32(u * 32))
                 c[u] = col_idx[i] if i < stop else int32(-1)
                 v[u] = vals[i] if i < stop else float32(0.0)
             for u in range(UNROLL):
                 if c[u] >= 0:
                     acc += v[u] * x[uint32(c[u])]
-            j += uint32(UNROLL * 32)
+            j = uint32(j + uint32(UNROLL * 32))
         for d in (16, 8, 4, 2, 1):
             acc += cuda.shfl_xor_sync(FULL, acc, int32(d))
         if lane == uint32(0):
