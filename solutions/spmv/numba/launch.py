@@ -18,6 +18,8 @@ def launch(gpu, row_ptr, col_idx, vals, x, y, m, nnz, k):
     task_count = gpu.zeros(1, "int32")
     gpu.launch("spmv_rows", grid=gpu.cdiv(m * lanes, THREADS), block=THREADS,
                args=(row_ptr, col_idx, vals, x, y, m, lanes, shift, tasks, task_count))
-    # Every warp of a full GPU (8 blocks of 8 warps per SM) works through the queue.
-    gpu.launch("spmv_long", grid=gpu.device.sm_count * 8, block=THREADS,
+    # Every warp of a full GPU (8 blocks of 8 warps per SM) works through the queue, or one warp
+    # per segment the queue can hold where that is fewer (small matrices: the emulator's time).
+    grid = max(1, min(gpu.device.sm_count * 8, gpu.cdiv(capacity, THREADS // 32)))
+    gpu.launch("spmv_long", grid=grid, block=THREADS,
                args=(row_ptr, col_idx, vals, x, y, tasks, task_count))
