@@ -54,9 +54,10 @@ def library() -> dict:
 #: 2026-11-30: float4 streaming read 4.44 TB/s, fp32 FMA 65.2 TFLOP/s)
 READ_BYTES_PER_S = 4.44e12
 FP32_FLOPS = 65.2e12
-# An empty kernel under the timing method on the H200 (`kata calibrate`'s empty launch): the start-up
-# term of every roofline time, added to library.json's roofline_s (recorded without it).
-LAUNCH_FLOOR_S = 2.5e-6
+# An empty kernel under the timing method on the H200 (`kata calibrate`'s empty launch, 3.0 us on
+# 2026-12-01, bench/results/2026-12-01-h200-wave3-run2/calibrate.txt): the start-up term of every
+# roofline time, added to library.json's roofline_s (recorded without it).
+LAUNCH_FLOOR_S = 3.0e-6
 
 
 def entry(kata) -> dict:
