@@ -192,7 +192,12 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         if not on_gpu:
             from grader.performance.model.stage import estimate_stage
 
-            estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
+            if python_kernel:  # compiled per launch in the worker: no one PTX module for the model to read
+                estimate, occupancy, note = None, (), ("no performance estimate: the H200 model reads the PTX of a "
+                                                      "CUDA C kernel; a Triton or numba kernel is compiled per "
+                                                      "launch, which it does not follow yet (a GPU grade times it)")
+            else:
+                estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
             if occupancy:  # the bench-shape launches, not the small case's
                 common["resources"] = ResourceStage(resources.kernels, occupancy)
             tail = f"; {estimate.headline()}" if estimate is not None else ""
@@ -203,7 +208,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         from grader.performance.model.stage import beside_measurement
 
         # The H200 model's estimate, on the emulator's worker while the GPU worker times.
-        with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed) as model:
+        with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed, enabled=not python_kernel) as model:
             perf, problem = _performance(worker, kata.id, compiled, seed, python_kernel)
         if problem is not None:
             return GradeReport(**base, verdict="error" if problem.kind == "internal" else "fail",

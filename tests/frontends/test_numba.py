@@ -24,6 +24,14 @@ def test_the_solution_passes(kata):
     assert data["findings"] == []
 
 
+def test_a_full_cpu_grade_says_why_it_has_no_estimate(kata):
+    # the H200 model follows CUDA C's one PTX module; it once failed here with a bare TypeError
+    code, data = grade(kata, SOLUTION)
+    assert code == 0 and data["verdict"] == "pass", data["headline"]
+    notes = " ".join(data["notes"])
+    assert "a Triton or numba kernel is compiled per launch" in notes and "Error" not in notes
+
+
 def test_a_missing_syncthreads_is_a_race_at_the_tree_line(kata, tmp_path):
     ws = wrong.materialise("reduce", "missing_syncthreads", tmp_path / "wrong", lang="numba")
     line = next(i for i, text in enumerate((ws / "kernel.py").read_text().splitlines(), 1)
