@@ -106,10 +106,20 @@ class LaunchState:
         self.win = Windows(R, self.shared_size, N, self.local_size)
         self.regs: dict[str, np.ndarray] = {}
         self._views: dict = {}
+        # 32-bit registers are the rows of one (count, N) array, so a run of f32 arithmetic can
+        # be executed in one compiled pass over row indices (fused.py); each row is the register.
+        wide32 = list(dict.fromkeys(n for f in self.funcs for n, t in f.regs.items() if TYPE_BITS[t] == 32))
+        self.row32 = {name: i for i, name in enumerate(wide32)}
+        self.file32 = np.zeros((len(wide32), N), np.uint32) if wide32 else None
+        self.file32f = self.file32.view(np.float32) if wide32 else None
         for f in self.funcs:
             for name, t in f.regs.items():
                 w = TYPE_BITS[t]
-                self.regs[name] = np.zeros(N, bool if w == 1 else np.dtype(f"u{max(1, w // 8)}"))
+                if w == 32:
+                    self.regs[name] = self.file32[self.row32[name]]
+                else:
+                    self.regs[name] = np.zeros(N, bool if w == 1 else np.dtype(f"u{max(1, w // 8)}"))
+                    self.row32.pop(name, None)  # one name, two widths in two functions: the last wins
         self.pbuf = {v.name: np.zeros((N, max(1, v.size)), np.uint8)
                      for f in self.funcs for v in f.vars.values() if v.space == "param"
                      and not (f.entry and "#" not in v.name)}

@@ -170,9 +170,6 @@ class Sanitizer(Reports, Observer):
         lanes = (slots * self._wpb * 32 + warps * 32)[:, None] + np.arange(32)
         self._lane_sync[lanes[bits]] = np.broadcast_to(now[:, None], bits.shape)[bits]
 
-    def on_issue(self, inst, blocks, tids) -> None:
-        return None
-
     # ---- accesses --------------------------------------------------------------------------
     def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
         if len(tids) == 0:
