@@ -37,12 +37,15 @@ class Engine(Synchronisation, LaunchState):
         # Box runs (boxes.py) only without observers: the hooks take 1-D lane arrays.
         two = boxes.rows_view(self) if self.observer is None and self.N >= boxes.LAUNCH_MIN else None
         self.boxed = two is not None
+        fused.attach(self, self.code_used)
         for inst in self.code_used:
-            ops.bind(self, inst)
+            if inst.batch is None:
+                ops.bind(self, inst)
+            else:
+                fused.bind_lazily(self, inst)
             inst.gv = self.view(inst.guard, "pred") if inst.guard else None
             inst.run2 = boxes.lazy(two, inst)
             inst.gv2 = inst.gv.reshape(self.R, self.T) if inst.gv is not None and two is not None else None
-        fused.attach(self, self.code_used)
         with np.errstate(all="ignore"):
             try:
                 self._loop()

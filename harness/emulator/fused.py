@@ -23,7 +23,7 @@ _CODES = {"fma": 0, "mad": 0, "mul": 1, "add": 2, "sub": 3}
 
 
 def _fusable(inst) -> bool:
-    if inst.guard or inst.op not in _CODES or inst.kind != 0 or len(inst.ops) != (4 if _CODES[inst.op] == 0 else 3):
+    if inst.guard or inst.op not in _CODES or len(inst.ops) != (4 if _CODES[inst.op] == 0 else 3):
         return False
     mods = inst.mods
     if "f32" not in mods or "sat" in mods or _mode(inst) != "rn" or any(m in mods for m in ("f16", "f64", "x2")):
@@ -33,11 +33,34 @@ def _fusable(inst) -> bool:
 
 def attach(eng, code_used) -> None:
     """Give each instruction of a run of MIN_RUN or more fusable ones `batch = (run, offset)`;
-    every other instruction gets None. Rows index the launch's 32-bit register file."""
+    every other instruction gets None. Rows index the launch's 32-bit register file, whose layout
+    depends only on the kernel, so the runs are found once per kernel of a loaded module."""
     if _run_kernel is None or getattr(eng, "file32", None) is None:
         for inst in code_used:
             inst.batch = None
         return
+    cache = eng.module.__dict__.setdefault("_fused_runs", {})
+    key = (eng.kernel.name, len(code_used), len(eng.row32), MIN_RUN)
+    batches = cache.get(key)
+    if batches is None:
+        _find(eng, code_used)
+        batches = cache[key] = [inst.batch for inst in code_used]
+    for inst, b in zip(code_used, batches):
+        inst.batch = b
+
+
+def bind_lazily(eng, inst) -> None:
+    """A fused instruction usually runs inside its run: bind its own closure (ops.bind, costly per
+    instruction for a thousand of them) only when it first runs alone."""
+    from .ops import PLAIN, bind
+
+    def first(sel):
+        bind(eng, inst)
+        inst.run(sel)
+    inst.kind, inst.run = PLAIN, first
+
+
+def _find(eng, code_used) -> None:
     rows = eng.row32
     runs, cur = [], []
     prev = None
