@@ -125,25 +125,48 @@ def run(eng, batch, sel, count: int) -> None:
 _NO_LANES = np.zeros(0, np.int64)
 
 
+CHUNK = 256  # lanes per pass over the run: their rows of the run's registers stay in cache
+
+
 def _kernel(f, code, regs, consts, j0, j1, start, stop, lanes):
-    n = lanes.shape[0] if lanes.shape[0] else stop - start
-    for j in range(j0, j1):
-        op = code[j]
-        d, ra, rb, rc = regs[j, 0], regs[j, 1], regs[j, 2], regs[j, 3]
-        ca, cb, cc = np.float32(consts[j, 0]), np.float32(consts[j, 1]), np.float32(consts[j, 2])
-        for i in range(n):
-            lane = lanes[i] if lanes.shape[0] else start + i
-            a = f[ra, lane] if ra >= 0 else ca
-            b = f[rb, lane] if rb >= 0 else cb
-            if op == 0:
-                c = f[rc, lane] if rc >= 0 else cc
-                f[d, lane] = np.float32(np.float64(a) * np.float64(b) + np.float64(c))
-            elif op == 1:
-                f[d, lane] = a * b
-            elif op == 2:
-                f[d, lane] = a + b
-            else:
-                f[d, lane] = a - b
+    some = lanes.shape[0] > 0  # an index array of lanes, else the range start:stop
+    n = lanes.shape[0] if some else stop - start
+    for c0 in range(0, n, CHUNK):  # lanes are independent: each chunk runs the whole run in order
+        c1 = min(n, c0 + CHUNK)
+        for j in range(j0, j1):
+            op = code[j]
+            d, ra, rb, rc = regs[j, 0], regs[j, 1], regs[j, 2], regs[j, 3]
+            if not some and ra >= 0 and rb >= 0 and (op != 0 or rc >= 0):  # the usual case: rows
+                fd, fa, fb = f[d], f[ra], f[rb]
+                lo, hi = start + c0, start + c1
+                if op == 0:
+                    fc = f[rc]
+                    for i in range(lo, hi):
+                        fd[i] = np.float32(np.float64(fa[i]) * np.float64(fb[i]) + np.float64(fc[i]))
+                elif op == 1:
+                    for i in range(lo, hi):
+                        fd[i] = fa[i] * fb[i]
+                elif op == 2:
+                    for i in range(lo, hi):
+                        fd[i] = fa[i] + fb[i]
+                else:
+                    for i in range(lo, hi):
+                        fd[i] = fa[i] - fb[i]
+                continue
+            ca, cb, cc = np.float32(consts[j, 0]), np.float32(consts[j, 1]), np.float32(consts[j, 2])
+            for i in range(c0, c1):
+                lane = lanes[i] if some else start + i
+                a = f[ra, lane] if ra >= 0 else ca
+                b = f[rb, lane] if rb >= 0 else cb
+                if op == 0:
+                    c = f[rc, lane] if rc >= 0 else cc
+                    f[d, lane] = np.float32(np.float64(a) * np.float64(b) + np.float64(c))
+                elif op == 1:
+                    f[d, lane] = a * b
+                elif op == 2:
+                    f[d, lane] = a + b
+                else:
+                    f[d, lane] = a - b
 
 
 try:
