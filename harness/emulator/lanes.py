@@ -165,11 +165,15 @@ class LaunchState:
         self.sym_shared: dict[str, int] = {}
         # Reserved shared memory (what cooperative groups keep block_tile_memory's scratch in on
         # sm_80+) takes the first RESERVED_SMEM bytes of the window, as on the GPU, when read.
-        self.reserved_smem = RESERVED_SMEM if any(
-            o.kind == "reg" and (o.name or "").startswith("%reserved_smem") for i in self.code_used
-            for o in i.ops) else 0
+        # What the kernel's code names depends only on the kernel: scanned once per loaded module.
+        scans = self.module.__dict__.setdefault("_operand_scans", {})
+        key = (self.kernel.name, len(self.code_used))
+        if key not in scans:
+            scans[key] = (any(o.kind == "reg" and (o.name or "").startswith("%reserved_smem")
+                              for i in self.code_used for o in i.ops), set(self._symbols_used()))
+        reserved, used = scans[key]
+        self.reserved_smem = RESERVED_SMEM if reserved else 0
         off, extern = self.reserved_smem, []
-        used = set(self._symbols_used())
         for v in self.module.vars.values():
             if v.space != "shared" or v.name not in used:
                 continue
