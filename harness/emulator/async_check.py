@@ -61,39 +61,62 @@ class AsyncCopyCheck(Observer):
         n = max(1, (int(size) + _WORD - 1) // _WORD)
         return (w[:, None] + np.arange(n)).reshape(len(w), n)
 
+    def _by_block(self, blocks, words):
+        """The distinct blocks (sorted), each lane's index into them, and the top word (of all
+        blocks: it only sizes the shadow)."""
+        ub, inv = np.unique(blocks, return_inverse=True)
+        return ub, inv.reshape(-1), np.full(ub.size, int(words.max()), np.int64)
+
+    def _add(self, r, words, delta: int) -> None:
+        """count[r, words] += delta, once per occurrence (two lanes may name one word)."""
+        flat = (r * self._count.shape[1] + words).ravel()
+        u, n = np.unique(flat, return_counts=True)
+        self._count.reshape(-1)[u] += (n * delta).astype(np.int32)
+
     def on_async_copy(self, inst, blocks, tids, addrs, size) -> None:
         blocks, tids, addrs = _tame(blocks, tids, addrs)
+        if blocks.size == 0:
+            return
         words = self._words(addrs, size)
-        for b in np.unique(blocks).tolist():
-            m = blocks == b
-            w = words[m]
-            r = self._row(b, int(w.max()) + 1)
-            np.add.at(self._count[r], w.ravel(), 1)
-            self._line[r, w.ravel()] = -1 if inst.line is None else int(inst.line)
-            self._tid[r, w.ravel()] = np.repeat(np.asarray(tids, np.int64)[m], w.shape[1])
-            self._live += w.size
+        ub, inv, top = self._by_block(blocks, words)
+        rows = np.array([self._row(b, w + 1) for b, w in zip(ub.tolist(), top.tolist())], np.int64)
+        r = np.broadcast_to(rows[inv][:, None], words.shape)
+        self._add(r, words, 1)
+        self._line[r, words] = -1 if inst.line is None else int(inst.line)
+        self._tid[r, words] = np.broadcast_to(tids[:, None], words.shape)  # per row, the last lane wins
+        self._live += words.size
 
     def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
         if space != "shared" or self._live <= 0 or len(tids) == 0:
             return
         blocks, tids, addrs = _tame(blocks, tids, addrs)
+        if blocks.size == 0:
+            return
         words = self._words(addrs, size)
         landing = op == "st" and inst.opcode.startswith("cp.async")
-        for b in np.unique(blocks).tolist():
-            r = self._rows.get(b)
-            if r is None:
-                continue
-            m = blocks == b
-            w = words[m]
-            if int(w.max()) >= self._count.shape[1]:
-                self._row(b, int(w.max()) + 1)
-            if landing:
-                np.subtract.at(self._count[r], w.ravel(), 1)
-                self._live -= w.size
-            elif op != "st":
-                hit = (self._count[r][w] > 0).any(axis=1)
-                if hit.any():
-                    self._report(inst, b, np.asarray(tids)[m], w, hit, r)
+        if not landing and op == "st":
+            return
+        ub, inv, top = self._by_block(blocks, words)
+        rows = np.array([self._rows.get(b, -1) for b in ub.tolist()], np.int64)
+        for b, w, r in zip(ub.tolist(), top.tolist(), rows.tolist()):
+            if r >= 0 and w >= self._count.shape[1]:
+                self._row(b, w + 1)
+        lr = rows[inv]
+        tracked = lr >= 0  # lanes of blocks with no copy ever: nothing to check
+        if not tracked.all():
+            lr, words, tids, inv = lr[tracked], words[tracked], tids[tracked], inv[tracked]
+            if lr.size == 0:
+                return
+        r = np.broadcast_to(lr[:, None], words.shape)
+        if landing:
+            self._add(r, words, -1)
+            self._live -= words.size
+            return
+        hit = (self._count[r, words] > 0).any(axis=1)
+        if hit.any():  # reported block by block, in block order, as the first hit names the finding
+            for k in np.unique(inv[hit]).tolist():
+                m = inv == k
+                self._report(inst, int(ub[k]), tids[m], words[m], hit[m], int(rows[k]))
 
     def on_block_end(self, blocks) -> None:
         for b in np.unique(np.asarray(blocks, np.int64)).tolist():

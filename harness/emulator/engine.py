@@ -18,11 +18,12 @@ import time
 
 import numpy as np
 
-from . import boxes, instructions, ops  # noqa: F401  (instructions: registers every builder)
+from . import boxes, fused, instructions, ops  # noqa: F401  (instructions: registers every builder)
 from .findings import Finding
 from .lanes import LaunchState
 from .lanesets import merge as _merge
 from .lanesets import sel as _sel
+from .observer import wants_issue
 from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, WARPSYNC
 from .sync import Synchronisation
 
@@ -36,8 +37,12 @@ class Engine(Synchronisation, LaunchState):
         # Box runs (boxes.py) only without observers: the hooks take 1-D lane arrays.
         two = boxes.rows_view(self) if self.observer is None and self.N >= boxes.LAUNCH_MIN else None
         self.boxed = two is not None
+        fused.attach(self, self.code_used)
         for inst in self.code_used:
-            ops.bind(self, inst)
+            if inst.batch is None:
+                ops.bind(self, inst)
+            else:
+                fused.bind_lazily(self, inst)
             inst.gv = self.view(inst.guard, "pred") if inst.guard else None
             inst.run2 = boxes.lazy(two, inst)
             inst.gv2 = inst.gv.reshape(self.R, self.T) if inst.gv is not None and two is not None else None
@@ -53,7 +58,7 @@ class Engine(Synchronisation, LaunchState):
     def _loop(self) -> None:
         code, runnable = self.code, self.runnable
         budget, deadline = self.budget, time.monotonic() + self.wall_clock_s
-        obs = self.observer
+        obs = self.observer if wants_issue(self.observer) else None  # only on_issue is called here
         spins, rotate_from = 0, -1
         while not self.stopped:
             if not runnable:
@@ -133,6 +138,21 @@ class Engine(Synchronisation, LaunchState):
                         continue
                 kind = inst.kind
                 if kind == PLAIN:
+                    b = inst.batch
+                    if b is not None:  # a run of f32 arithmetic (fused.py), up to the next group
+                        m = min(b[0][3] - b[1], nxt - pc, 1024 - (self.issued & 1023))  # and watchdog
+                        if m > 1:
+                            if obs is not None:
+                                blocks, tids = self.lane_block[sel], self.lane_tid[sel]
+                                for k in range(m):
+                                    obs.on_issue(code[pc + k], blocks, tids)
+                            fused.run(self, b, sel, m)
+                            self.issued += m - 1
+                            pc += m
+                            if pc >= nxt:
+                                self._push(pc, idx)
+                                break
+                            continue
                     if obs is not None:
                         obs.on_issue(inst, self.lane_block[sel], self.lane_tid[sel])
                     if box is None or inst.run2 is None or inst.run2(box):

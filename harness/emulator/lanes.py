@@ -106,10 +106,20 @@ class LaunchState:
         self.win = Windows(R, self.shared_size, N, self.local_size)
         self.regs: dict[str, np.ndarray] = {}
         self._views: dict = {}
+        # 32-bit registers are the rows of one (count, N) array, so a run of f32 arithmetic can
+        # be executed in one compiled pass over row indices (fused.py); each row is the register.
+        wide32 = list(dict.fromkeys(n for f in self.funcs for n, t in f.regs.items() if TYPE_BITS[t] == 32))
+        self.row32 = {name: i for i, name in enumerate(wide32)}
+        self.file32 = np.zeros((len(wide32), N), np.uint32) if wide32 else None
+        self.file32f = self.file32.view(np.float32) if wide32 else None
         for f in self.funcs:
             for name, t in f.regs.items():
                 w = TYPE_BITS[t]
-                self.regs[name] = np.zeros(N, bool if w == 1 else np.dtype(f"u{max(1, w // 8)}"))
+                if w == 32:
+                    self.regs[name] = self.file32[self.row32[name]]
+                else:
+                    self.regs[name] = np.zeros(N, bool if w == 1 else np.dtype(f"u{max(1, w // 8)}"))
+                    self.row32.pop(name, None)  # one name, two widths in two functions: the last wins
         self.pbuf = {v.name: np.zeros((N, max(1, v.size)), np.uint8)
                      for f in self.funcs for v in f.vars.values() if v.space == "param"
                      and not (f.entry and "#" not in v.name)}
@@ -155,11 +165,15 @@ class LaunchState:
         self.sym_shared: dict[str, int] = {}
         # Reserved shared memory (what cooperative groups keep block_tile_memory's scratch in on
         # sm_80+) takes the first RESERVED_SMEM bytes of the window, as on the GPU, when read.
-        self.reserved_smem = RESERVED_SMEM if any(
-            o.kind == "reg" and (o.name or "").startswith("%reserved_smem") for i in self.code_used
-            for o in i.ops) else 0
+        # What the kernel's code names depends only on the kernel: scanned once per loaded module.
+        scans = self.module.__dict__.setdefault("_operand_scans", {})
+        key = (self.kernel.name, len(self.code_used))
+        if key not in scans:
+            scans[key] = (any(o.kind == "reg" and (o.name or "").startswith("%reserved_smem")
+                              for i in self.code_used for o in i.ops), set(self._symbols_used()))
+        reserved, used = scans[key]
+        self.reserved_smem = RESERVED_SMEM if reserved else 0
         off, extern = self.reserved_smem, []
-        used = set(self._symbols_used())
         for v in self.module.vars.values():
             if v.space != "shared" or v.name not in used:
                 continue

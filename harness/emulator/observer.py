@@ -53,11 +53,22 @@ class Observer:
         """The launch finished (or was stopped)."""
 
 
+def wants_issue(obs) -> bool:
+    """Whether on_issue does anything for this observer (or any observer of a Fanout): the engine
+    skips the hook, and the per-lane gathers of its arguments, for every instruction when not."""
+    if obs is None:
+        return False
+    if isinstance(obs, Fanout):
+        return bool(obs.issuing)
+    return type(obs).on_issue is not Observer.on_issue
+
+
 class Fanout(Observer):
     """Forwards every hook to several observers, in order; findings are all of theirs."""
 
     def __init__(self, observers: list[Observer]):
         self.observers = list(observers)
+        self.issuing = [o for o in self.observers if wants_issue(o)]  # on_issue goes to these only
 
     @property
     def findings(self) -> list[Finding]:  # type: ignore[override]
@@ -72,7 +83,7 @@ class Fanout(Observer):
             o.on_block_start(blocks)
 
     def on_issue(self, inst, blocks, tids):
-        for o in self.observers:
+        for o in self.issuing:
             o.on_issue(inst, blocks, tids)
 
     def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None):

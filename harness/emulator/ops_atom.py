@@ -45,6 +45,13 @@ def serial(view, idx, vals, step, ufunc=None, cas_cmp=None):
         cur = view[si]
         old_sorted[:] = cur
         view[si] = step(cur, sv) if sc is None else step(cur, sv, sc)
+    elif ufunc is np.add and view.dtype.kind in "iu":  # integer adds: a prefix sum per address
+        sv = sv.astype(view.dtype, copy=False)  # (exact and wrapping, so any order gives these bits)
+        cur = view[si]
+        cs = np.cumsum(sv, dtype=view.dtype)
+        before = cs - sv  # the sum of the lanes sorted before each, over all addresses
+        old_sorted[:] = cur + (before - before[starts][seg])
+        view[si[starts]] = cur[starts] + (cs[starts + counts - 1] - before[starts])
     else:
         light = counts[seg] <= HEAVY
         if ufunc is not None:

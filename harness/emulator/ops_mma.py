@@ -163,6 +163,9 @@ def _rows(w: wm.Warps, nmat: int):
     return sup[ok], widx, ridx
 
 
+_ROW = np.arange(8)  # the 8 halves of a matrix row, 16 bytes
+
+
 @builder("ldmatrix")
 def ldmatrix(eng, inst):
     nmat = _matrices(inst)
@@ -179,12 +182,10 @@ def ldmatrix(eng, inst):
         for part in locate(eng, inst, "shared", a, lanes, 16, 16, "ld"):
             sub = slice(None) if part.lanes is None else part.lanes
             view = part.store.view(np.uint16)
-            idx = part.index >> 1
-            for k in range(8):
-                v = view[idx + k]
-                if part.bad is not None:
-                    v = np.where(part.bad, np.uint16(0xFFFF), v)
-                rows[widx[sub], ridx[sub], k] = v
+            v = view[(part.index >> 1)[:, None] + _ROW]  # each lane's row of 8 halves at once
+            if part.bad is not None:
+                v = np.where(part.bad[:, None], np.uint16(0xFFFF), v)
+            rows[widx[sub], ridx[sub]] = v
         m = rows.reshape(w.n, nmat, 8, 8)
         if trans:
             m = m.transpose(0, 1, 3, 2)
@@ -221,8 +222,7 @@ def stmatrix(eng, inst):
             view = part.store.view(np.uint16)
             idx = (part.index >> 1)[keep]
             data = rows[widx[sub][keep], ridx[sub][keep]]
-            for k in range(8):
-                view[idx + k] = data[:, k]
+            view[idx[:, None] + _ROW] = data
     return WARPSYNC, run
 
 

@@ -170,9 +170,6 @@ class Sanitizer(Reports, Observer):
         lanes = (slots * self._wpb * 32 + warps * 32)[:, None] + np.arange(32)
         self._lane_sync[lanes[bits]] = np.broadcast_to(now[:, None], bits.shape)[bits]
 
-    def on_issue(self, inst, blocks, tids) -> None:
-        return None
-
     # ---- accesses --------------------------------------------------------------------------
     def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
         if len(tids) == 0:
@@ -244,6 +241,8 @@ class Sanitizer(Reports, Observer):
         wr, r1, r2 = self._writer, self._r1, self._r2
         _lane_loop(code, s, t, addrs, nw, self._cap[1], self._g, line, self._epoch, self._warp_epoch, self._lane_sync,
                    self._wpb, wr.who, wr.when, r1.who, r1.when, r2.who, r2.when, hits)
+        if not hits[:, 0].any():  # the usual case: nothing to report
+            return
         for k, kind in enumerate(_KINDS):
             count, i, other, other_line = (int(v) for v in hits[k])
             if count:
