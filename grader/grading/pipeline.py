@@ -69,10 +69,11 @@ def choose_backend(requested: str) -> tuple[str, str]:
 def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
           launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
-          require_sandbox: bool = False) -> GradeReport:
+          require_sandbox: bool = False, with_estimate: bool = True) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
     .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case).
-    require_sandbox: launch.py runs only under the full OS sandbox (interview submits)."""
+    require_sandbox: launch.py runs only under the full OS sandbox (interview submits).
+    with_estimate=False: no H200 model estimate on a CPU pass (`kata dev check` audits verdicts only)."""
     sub = locate(folder, kata_id, launch_file=launch_file)
     kata = sub.kata
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
@@ -171,7 +172,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         if not on_gpu:
             from grader.performance.model.stage import estimate_stage
 
-            estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
+            estimate, occupancy, note = (estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
+                                         if with_estimate else (None, (), ""))
             if occupancy:  # the bench-shape launches, not the small case's
                 common["resources"] = ResourceStage(resources.kernels, occupancy)
             tail = f"; {estimate.headline()}" if estimate is not None else ""
