@@ -102,7 +102,8 @@ def _graded(kata, backend: str) -> list[Check]:
         report = pipeline.grade(kata.id, ws, backend=backend)
         out.append(Check(kata.id, "stub", "fails", report.verdict, report.verdict == "fail", report.headline))
         if (sol / "kernel.cu").is_file():
-            report = pipeline.grade(kata.id, sol, backend=backend, hidden=True)
+            report = pipeline.grade(kata.id, sol, backend=backend, hidden=True,
+                                    with_estimate=False)  # verdicts only: no H200 estimate
             out.append(Check(kata.id, "solution", "passes (public, drawn, hidden)", report.verdict,
                              report.verdict == "pass", report.headline))
         for mistake in wrong.mistakes(kata.id, sol):

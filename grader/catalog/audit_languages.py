@@ -53,7 +53,8 @@ def checks(kata, backend: str, make_check) -> list:
             shutil.copy(plan, ws / "launch.py")
             report = pipeline.grade(kata.id, ws, backend=backend)
             out.append(make_check(f"{lang} stub", "fails", report.verdict, report.verdict == "fail", report.headline))
-            report = pipeline.grade(kata.id, sol, backend=backend, hidden=True)
+            report = pipeline.grade(kata.id, sol, backend=backend, hidden=True,
+                                    with_estimate=False)  # verdicts only: no H200 estimate
             out.append(make_check(f"{lang} solution", "passes (public, drawn, hidden)", report.verdict,
                                   report.verdict == "pass", report.headline))
             for mistake in found:

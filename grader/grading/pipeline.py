@@ -74,10 +74,12 @@ def choose_backend(requested: str) -> tuple[str, str]:
 def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
           launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
-          require_sandbox: bool = False, deadline_s: float | None = None) -> GradeReport:
+          require_sandbox: bool = False, deadline_s: float | None = None,
+          with_estimate: bool = True) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py). kata_id None: read the folder's
     .kata marker. hidden: also the kata's hidden cases. case: run only this case (--case).
-    require_sandbox: launch.py runs only under the full OS sandbox (interview submits)."""
+    require_sandbox: launch.py runs only under the full OS sandbox (interview submits).
+    with_estimate=False: no H200 model estimate on a CPU pass (`kata dev check` audits verdicts only)."""
     sub = locate(folder, kata_id, launch_file=launch_file)
     kata = sub.kata
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
@@ -192,7 +194,9 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         if not on_gpu:
             from grader.performance.model.stage import estimate_stage
 
-            if python_kernel:  # compiled per launch in the worker: no one PTX module for the model to read
+            if not with_estimate:
+                estimate, occupancy, note = None, (), ""
+            elif python_kernel:  # compiled per launch in the worker: no one PTX module for the model to read
                 estimate, occupancy, note = None, (), ("no performance estimate: the H200 model reads the PTX of a "
                                                       "CUDA C kernel; a Triton or numba kernel is compiled per "
                                                       "launch, which it does not follow yet (a GPU grade times it)")
