@@ -2,12 +2,17 @@
 import numpy as np
 
 
+_SCALES = np.array([1.0] * 8 + [1.0e-3, 1.0e6])
+
+
 def generate(rng: np.random.Generator, R: int, L: int, k: int, dist: str = "ties", **_) -> dict:
     if dist == "ties":
         # Values on a coarse grid (many exact duplicates, so the k-th value is usually tied),
         # mixed signs and scales, a sprinkle of -inf and of +-0.
         x = np.round(rng.normal(0.0, 4.0, (R, L)) * 2.0) / 2.0
-        x *= rng.choice([1.0, 1.0e-3, 1.0e6], (R, L), p=[0.8, 0.1, 0.1])
+        # scale 1 / 1e-3 / 1e6 with probability 0.8 / 0.1 / 0.1, one int8 draw into a table of ten
+        # (rng.choice with p is 10x slower at the bench's 64 M values)
+        x *= _SCALES[rng.integers(0, 10, (R, L), dtype=np.int8)]
         x[rng.random((R, L)) < 0.05] = -np.inf
         x[rng.random((R, L)) < 0.02] = -0.0
     elif dist == "distinct":
