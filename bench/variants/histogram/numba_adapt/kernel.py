@@ -1,6 +1,6 @@
-"""Histogram in numba.cuda, privatised like numba_priv, but the block is sized to the copies
+"""Histogram in numba.cuda, privatised like the numba solution (solutions/histogram/numba, once the numba_priv variant), but the block is sized to the copies
 (launch.py): at most 2 warps share a copy, so at 4096 bins (2 copies of 16 KB) a block has 4 warps
-and 6 blocks share an SM, where numba_priv put 8 warps on each copy. The rest is numba_priv's:
+and 6 blocks share an SM, where the solution puts 8 warps on each copy. The rest is the solution's:
 each block keeps `copies` copies of the bins in dynamic shared memory, counts with shared atomics,
 merges the copies and adds each non-zero bin to the global counts once.
 
