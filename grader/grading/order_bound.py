@@ -40,39 +40,38 @@ def reconsider(kata, inputs: dict, outputs: dict, expected: dict, params: dict, 
         beyond = ~(err <= bound)  # NaN is beyond
         if not np.isfinite(err[beyond]).all():
             return result  # an unwritten (poisoned) or infinite element: its own message says it
+        if beyond.any():
+            at = np.unravel_index(int(np.argmax(np.where(beyond, np.nan_to_num(err, nan=np.inf), -1.0))), err.shape)
+            first = result.mismatches[0] if result.mismatches else None
+            limit = max(float(bound[at]), first.allowed if first is not None else 0.0)
+            return _failed(result, name, at, f"beyond what any summation order can produce (at most {limit:.3g} "
+                           "here for float32), so not a rounding difference: a term is missing, doubled or wrong")
         # A bound that admits zero (or the opposite sign) proves nothing: a sequential float32 sum of
         # 2^23 or more terms can lose every digit (gamma >= 1), and so can one of fewer terms whose
         # sum nearly cancels. Where the kata's tight bound failed there, the failure stands: a cached
         # or skipped result (0 at the bench size) must not pass as a "reordered sum".
-        empty = ~beyond & (bound >= np.abs(np.asarray(want, np.float64))) & ~(err <= _tight(kata, scales or {}, name,
-                                                                                              want))
-        if empty.any() and not beyond.any():
-            i = int(np.argmax(np.where(empty, err, -1.0)))
-            at = np.unravel_index(i, err.shape)
-            first = result.mismatches[0] if result.mismatches else None
-            shown = str(dataclasses.replace(first, note="")) if first is not None else f"{name}{list(at)}"
-            note = (f"{shown}: beyond the kata's bound, and a float32 sum in the worst order could err "
-                    f"by {float(bound[at]):.3g} here, as much as the answer itself, so kata cannot call it a "
-                    "rounding difference: sum in a tree or per thread and block (a long sequential float32 "
-                    "sum stops growing once its ulp outgrows the terms)")
-            mism = (dataclasses.replace(first, note=note),) + tuple(result.mismatches[1:]) if first else ()
-            return dataclasses.replace(result, mismatches=mism)
-        if beyond.any():
-            i = int(np.argmax(np.where(beyond, np.nan_to_num(err, nan=np.inf), -1.0)))
-            at = np.unravel_index(i, err.shape)
-            first = result.mismatches[0] if result.mismatches else None
-            shown = str(dataclasses.replace(first, note="")) if first is not None else f"{name}{list(at)}"
-            limit = max(float(bound[at]), first.allowed if first is not None else 0.0)
-            note = (f"{shown}: beyond what any summation order can produce (at most {limit:.3g} here for "
-                    "float32), so not a rounding difference: a term is missing, doubled or wrong")
-            mism = (dataclasses.replace(first, note=note),) + tuple(result.mismatches[1:]) if first else ()
-            return dataclasses.replace(result, mismatches=mism)
+        empty = (bound >= np.abs(np.asarray(want, np.float64))) & ~(err <= _tight(kata, scales or {}, name, want))
+        if empty.any():
+            at = np.unravel_index(int(np.argmax(np.where(empty, err, -1.0))), err.shape)
+            return _failed(result, name, at, f"beyond the kata's bound, and a float32 sum in the worst order could "
+                           f"err by {float(bound[at]):.3g} here, as much as the answer itself, so kata cannot call "
+                           "it a rounding difference: sum in a tree or per thread and block (a long sequential "
+                           "float32 sum stops growing once its ulp outgrows the terms)")
         worst[name] = (float(np.max(err)), float(np.max(bound)))
     detail = "; ".join(f"{n}: error up to {e:.3g}, any-order bound {b:.3g}" for n, (e, b) in worst.items())
     note = (f"accuracy: outside the kata's tight bound on {result.mismatch_count} elements but within what a "
             f"sequential float32 sum can produce ({detail}): passes; a tree or blockwise sum is more accurate "
             "(and faster)")
     return dataclasses.replace(result, ok=True, mismatches=(), mismatch_count=0, notes=(note,))
+
+
+def _failed(result, name: str, at, why: str):
+    """result, still failed, its first mismatch's note saying `why` (the element `at` named when
+    the kata's check listed none)."""
+    first = result.mismatches[0] if result.mismatches else None
+    shown = str(dataclasses.replace(first, note="")) if first is not None else f"{name}{list(at)}"
+    mism = (dataclasses.replace(first, note=f"{shown}: {why}"),) + tuple(result.mismatches[1:]) if first else ()
+    return dataclasses.replace(result, mismatches=mism)
 
 
 def _tight(kata, scales: dict, name: str, want) -> np.ndarray:

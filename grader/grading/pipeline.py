@@ -122,21 +122,23 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         printed: dict[str, str] = {}
         printf: dict[str, tuple] = {}
 
-        deadline = time.monotonic() + (GRADE_DEADLINE_S if deadline_s is None else deadline_s)
+        limit = GRADE_DEADLINE_S if deadline_s is None else deadline_s
+        deadline = time.monotonic() + limit
+
+        def late(c: _cases.Case) -> Problem:
+            return Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {len(runs)} cases, at "
+                           f"{c.label()}: the kernel is too slow for the emulator at these sizes (a serial loop, "
+                           "a launch per element?); --case runs one case, or grade on a GPU")
 
         def attempt(c: _cases.Case) -> CaseOutcome:
             left = deadline - time.monotonic()
-            limit = GRADE_DEADLINE_S if deadline_s is None else deadline_s
-            late = Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {len(runs)} cases, at "
-                           f"{c.label()}: the kernel is too slow for the emulator at these sizes (a serial loop, "
-                           "a launch per element?); --case runs one case, or grade on a GPU")
             if left < 1.0:
-                return CaseOutcome(c, True, "timeout", None, late, (), (), 0)
+                return CaseOutcome(c, True, "timeout", None, late(c), (), (), 0)
             worker.timeout_s = min(timeout_s, left)  # a case may not outlast the grade
             data = _cases.materialize(kata, c)
             outcome, result = run_case(kata, worker, data)
             if outcome.reason == "timeout" and left < timeout_s:  # stopped by the grade's deadline
-                outcome = dataclasses.replace(outcome, problem=late)
+                outcome = dataclasses.replace(outcome, problem=late(c))
             runs[c.label()] = (data, outcome)
             if result.stdout.strip():
                 printed[c.label()] = result.stdout

@@ -59,8 +59,7 @@ def roofline_time(cost: dict, ceilings: Ceilings, precision: str = "fp32") -> tu
     4096x4096 qgemv's 8.7 MB take 2 us, about what the launch itself takes)."""
     mem = float(cost.get("bytes", 0) or 0) / ceilings.bandwidth
     flop = float(cost.get("flops", 0) or 0) / ceilings.peak(precision)
-    floor = getattr(ceilings, "launch_s", 0.0) or 0.0
-    return (mem + floor, "memory") if mem >= flop else (flop + floor, "compute")
+    return (mem + ceilings.launch_s, "memory") if mem >= flop else (flop + ceilings.launch_s, "compute")
 
 
 def metric_value(metric: str, median_s: float, *, roofline_s: float, cost: dict,

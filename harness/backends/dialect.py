@@ -186,12 +186,18 @@ class DialectBackend(Backend):
     def load(self, ptx, cubin, filename) -> None:
         return None  # kernels are compiled per launch (prepare)
 
-    def kernel_params(self, name: str) -> list[KernelParam] | None:
+    def _entry(self, name: str) -> str:
+        """The entry a launch name stands for, its specialisation's module made the loaded one: a
+        plan of several kernels replayed without its prepare calls (the plan host's replay of a
+        timed run) must still reach each kernel's own module."""
         found = self._tokens.get(name)
-        if found is not None:
-            self._restore(found[0])
-            name = found[1]
-        return self.inner.kernel_params(name)
+        if found is None:
+            return name
+        self._restore(found[0])
+        return found[1]
+
+    def kernel_params(self, name: str) -> list[KernelParam] | None:
+        return self.inner.kernel_params(self._entry(name))
 
     def kernel_names(self) -> list[str]:
         return sorted(self._kernels)
@@ -215,13 +221,7 @@ class DialectBackend(Backend):
         return self.inner.equal(a, b)
 
     def launch(self, name, grid, block, shared, args) -> None:
-        # A plan of several kernels replayed without its prepare calls (the plan host's replay of a
-        # timed run) must still reach each kernel's own module: the name says which one.
-        found = self._tokens.get(name)
-        if found is not None:
-            self._restore(found[0])
-            name = found[1]
-        self.inner.launch(name, grid, block, shared, args)
+        self.inner.launch(self._entry(name), grid, block, shared, args)
 
     def synchronize(self) -> None:
         self.inner.synchronize()

@@ -8,7 +8,7 @@
 // 83.1 %; the full GPU grade: PASS, 21 cases, 78 % of the roofline ("good"). The previous solution
 // (256-token splits dealt round-robin after a plan launch, now bench/variants/paged-attention/
 // previous) made 57.6 % / 61.5 %. This file compiles to the same SASS as the variant timed
-// (bench/variants/paged-attention/balanced); the H200's ptxas gave it 255 registers and 12 B of
+// (`balanced`, now only in git history); the H200's ptxas gave it 255 registers and 12 B of
 // spills, outside the block loop. bench/variants/NOTES-serving.md has each step's prediction and
 // its result.
 //
