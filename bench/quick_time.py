@@ -3,6 +3,7 @@ device call, and for running one launch plan under a profiler.
 
     python bench/quick_time.py KATA DIR [DIR ...] [--case '{"R": 16384, "L": 4096, "k": 8}' ...]
                                [--runs N] [--no-check] [--seed S] [--checks K] [--backend cpu]
+                               [--flush read|write]
 
 Each DIR holds kernel.cu and launch.py. Per case: the inputs, reference outputs and error scales
 `kata bench` uses (grader/performance/bench_inputs.py, bench seed 0 unless --seed; cached on
@@ -14,6 +15,9 @@ is flagged, as `kata bench` does). --runs N runs the plan N times and stops (for
 `ncu --launch-skip ...`). Prints one line per (DIR, case): median, fraction of roofline (read
 bandwidth from the calibration cache or ROOFLINE.md's 4.4 TB/s), the check and the first
 mismatch when WRONG.
+
+--flush picks the L2 flush before each sample (harness/measure/timing.L2Flush; default the
+method's read); with --runs it also flushes before each run, so a profiler sees the kernel after it.
 
 --backend cpu runs the checks on the CPU emulator and times nothing: a test of this script and of
 the plan's restore behaviour at small --case sizes on a machine without a GPU.
@@ -82,10 +86,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="as `kata bench --seed` (default 0)")
     ap.add_argument("--checks", type=int, default=0, help="checked runs before timing (default 1; cpu 2)")
     ap.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
+    ap.add_argument("--flush", choices=("read", "write"), default=None)
     args = ap.parse_args()
     kata = catalog.load(args.kata)
     cases = [json.loads(c) for c in args.case] or list(kata.bench.cases)
     backend, bandwidth = _backend(args.backend)
+    policy = timing.TimingPolicy(**({"flush_mode": args.flush} if args.flush else {}))
+    flush = timing.L2Flush(policy.flush_bytes, policy.flush_mode) if args.backend == "gpu" else None
     checks = 0 if args.no_check or args.runs else (args.checks or (2 if args.backend == "cpu" else 1))
     for i, case in enumerate(cases):
         data = bench_data(kata, case, args.seed + BENCH_SEED_OFFSET + i)  # kata bench's very inputs
@@ -102,6 +109,8 @@ def main() -> int:
             if args.runs:
                 for _ in range(args.runs):
                     bufs.prepare()
+                    if args.flush:
+                        flush(backend.stream)
                     run()
                 backend.synchronize()
                 print(f"{d} {case}: ran {args.runs} times")
@@ -113,7 +122,7 @@ def main() -> int:
                 continue
             if checks:
                 bufs.keep_outputs()
-            res = timing.measure(run, backend.stream, before=bufs.prepare)
+            res = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush)
             if checks and not bufs.unchanged():
                 ok += "; CHANGED during timing (outputs of the last timed run differ from the checked run's)"
             bufs.drop_kept()
@@ -121,7 +130,7 @@ def main() -> int:
             floor = cost.get("bytes", 0) / bandwidth
             flags = f" flags={list(res.flags)}" if getattr(res, "flags", None) else ""
             print(f"{d} {case}: {timing.fmt_time(res.stats.median)} "
-                  f"({floor / res.stats.median:.1%} of roofline) n={res.stats.n} {ok} regs/spills={regs}{flags}",
+                  f"({floor / res.stats.median:.1%} of roofline, flush {policy.flush_mode}) n={res.stats.n} {ok} regs/spills={regs}{flags}",
                   flush=True)
             bufs = None
         data = None

@@ -84,7 +84,7 @@ def run(out_dir: Path, katas, only=(), budget_s: float = 450.0, backend=None, ti
         backend = GpuBackend()
     policy = policy or timing.TimingPolicy(min_seconds=0.15, max_seconds=1.0, max_samples=400)
     if time_fn is None:
-        flush, clock = timing.L2Flush(policy.flush_bytes), timing.ClockProbe()
+        flush, clock = timing.L2Flush(policy.flush_bytes, policy.flush_mode), timing.ClockProbe()
         time_fn = lambda fn, before: timing.measure(fn, backend.stream, policy=policy, before=before,
                                                     flush=flush, clock=clock).stats.median
     doc = {"gpu": backend.facts.name, "date": time.strftime("%Y-%m-%d"), "seed": SEED,

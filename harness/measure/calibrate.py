@@ -52,6 +52,8 @@ extern "C" __global__ void empty_probe(float* out)
     if (out == nullptr) out[0] = 0.0f;  // never: a launch that does nothing, timed like a kernel
 }
 """
+#: the flush the ceilings are timed after: a cache timed after another one is measured again
+FLUSH = timing.TimingPolicy().flush_mode
 _FMA_PER_ITER = 16 * 8  # FMAs per thread per outer iteration of fma_probe
 
 
@@ -81,6 +83,7 @@ class Calibration:
     sm_clock_max_mhz: float | None  # NVML's maximum SM clock at calibration
     measured_at: str  # ISO date and time
     launch_s: float | None = None  # s, an empty kernel under the timing method (None: a cache older than it)
+    flush: str | None = None  # the L2 flush the ceilings were timed after (timing.L2Flush; None: "write")
 
     @property
     def bandwidth(self) -> float:
@@ -117,7 +120,8 @@ def load_cached(gpu: str, driver: int, path: Path | None = None) -> Calibration 
     try:
         data = json.loads(path.read_text()).get(_key(gpu, driver))
         cal = Calibration(**data) if data else None
-        return cal if cal is not None and cal.launch_s else None  # older caches lack the launch floor
+        # older caches lack the launch floor, or were timed after the old (write) flush
+        return cal if cal is not None and cal.launch_s and cal.flush == FLUSH else None
 
     except (OSError, ValueError, TypeError):
         return None
@@ -213,7 +217,7 @@ def calibrate(backend) -> Calibration:
     return Calibration(gpu=backend.facts.name, driver=int(backend.driver_version),
                        copy_bandwidth=measure_copy(backend), read_bandwidth=measure_read(backend),
                        fp32=measure_fp32(backend), bf16=measure_bf16(backend),
-                       sm_clock_max_mhz=clock.max_mhz, launch_s=measure_launch(backend),
+                       sm_clock_max_mhz=clock.max_mhz, launch_s=measure_launch(backend), flush=FLUSH,
                        measured_at=_dt.datetime.now().isoformat(timespec="seconds"))
 
 

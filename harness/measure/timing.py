@@ -2,9 +2,12 @@
 
 1. CUDA events on the kernel's stream around the launch plan only; warm-up of >= 3 calls and
    >= 25 ms first, so module load, JIT and allocator growth stay out of the numbers.
-2. A >= 256 MB write before every sample flushes the 60 MB L2; without it inputs that fit in L2
-   run "faster than HBM". The flush is enqueued before the start event without a host sync, so
-   the Python overhead of issuing the plan hides behind it instead of being timed as idle GPU.
+2. A >= 256 MB read before every sample flushes the 60 MB L2 and leaves it holding clean lines;
+   without a flush inputs that fit in L2 run "faster than HBM". A read, not a write: a memset
+   leaves the L2 full of dirty lines, and the timed kernel's first ~60 MB of misses then also
+   write those back, charging a memory-bound kernel for traffic that is not its own (L2Flush).
+   The flush is enqueued before the start event without a host sync, so the Python overhead of
+   issuing the plan hides behind it instead of being timed as idle GPU.
 3. Stop on noise: >= 10 samples and >= 0.3 s, then when the relative standard error of the mean
    is <= 0.5 %, capped by a sample count and a wall-clock budget.
 4. The SM clock is read after every sample (NVML); samples far below the GPU's maximum clock
@@ -35,10 +38,11 @@ class TimingPolicy:
     target_rse: float = 0.005  # relative standard error of the mean to stop at
     max_samples: int = 2000
     max_seconds: float = 3.0  # the cap: a noisy GPU stops here and says so
-    # L2 flush written before every sample: >= 256 MB evicts the 60 MB L2. 1 GiB (~0.25 ms on an
+    # L2 flush read before every sample: >= 256 MB evicts the 60 MB L2. 1 GiB (~0.25 ms on an
     # H200) also gives the host that long to issue the plan while the GPU is busy: on the H200 a
     # one-launch plan took ~0.12 ms of Python to issue, as long as a 512 MB flush.
     flush_bytes: int = 1 << 30
+    flush_mode: str = "read"  # L2Flush.MODES; "write" only to compare with the old method
     low_clock: float = 0.85  # a sample whose SM clock is below this fraction of the max is "low"
 
 
@@ -163,18 +167,52 @@ class ClockProbe:
             return None
 
 
-class L2Flush:
-    """A buffer of `nbytes` whose memset evicts the L2 (written, so dirty lines are flushed too)."""
+_FLUSH_READ = r"""
+extern "C" __global__ void l2_flush_read(const uint4* __restrict__ p, unsigned long long n, unsigned* sink)
+{
+    unsigned acc = 0;  // kept live, so no load is removed
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9E3779B9u) sink[0] = acc;  // never: the buffer is zeros
+}
+"""
 
-    def __init__(self, nbytes: int):
+
+class L2Flush:
+    """Evicts the L2 before a sample: a read of `nbytes` (mode "read", the method) or a memset
+    (mode "write", the method before 2026-12-02, kept to compare the two).
+
+    Both evict every line the last sample left, writing back its dirty ones outside the timed
+    region. Only the read leaves the L2 clean: after a memset the L2 is full of the memset's own
+    dirty lines, and a kernel's misses must write those back before they can allocate, so the
+    first ~L2-size of a timed kernel's reads cost a write each (bench/flush_probe.py measures it)."""
+
+    MODES = ("read", "write")
+
+    def __init__(self, nbytes: int, mode: str = "read"):
         import cupy
 
-        self.buf = cupy.empty(int(nbytes), dtype=cupy.uint8)
+        if mode not in self.MODES:
+            raise ValueError(f"L2Flush mode {mode!r}: one of {self.MODES}")
+        self.mode = mode
+        self.buf = cupy.zeros(max(16, int(nbytes) // 16 * 16), dtype=cupy.uint8)
         self.value = 0
+        if mode == "read":
+            self.kernel = cupy.RawKernel(_FLUSH_READ, "l2_flush_read")
+            self.sink = cupy.zeros(1, dtype=cupy.uint32)
+            self.blocks = 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
     def __call__(self, stream) -> None:
         import cupy
+        import numpy as np
 
+        if self.mode == "read":
+            with stream:
+                self.kernel((self.blocks,), (256,), (self.buf, np.uint64(self.buf.nbytes // 16), self.sink))
+            return
         self.value = (self.value + 1) & 0xFF  # a changing value, so no layer can skip the write
         cupy.cuda.runtime.memsetAsync(self.buf.data.ptr, self.value, self.buf.nbytes, stream.ptr)
 
@@ -204,7 +242,7 @@ def _measure(run, stream, *, policy: TimingPolicy, before, flush: L2Flush | None
              clock: ClockProbe | None) -> TimingResult:
     import cupy
 
-    flush = flush or L2Flush(policy.flush_bytes)
+    flush = flush or L2Flush(policy.flush_bytes, policy.flush_mode)
     device = cupy.cuda.Device()
     t_start = time.perf_counter()
     calls = 0

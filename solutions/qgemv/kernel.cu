@@ -1,26 +1,32 @@
 // y = W·x for decode: W is N×K int4 (eight signed nibbles per int32, low nibble first), one fp16
 // scale per 128 weights of a row, x fp16, y float32.
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
-//   4096² 8.7 MB (2.0 µs at 4.3 TB/s), 14336×4096 30 MB (7.1 µs), 28672×8192 118 MB (27.5 µs).
-//   Measured (H200): 8.2 / 17.0 / 47.6 µs at 4096², 14336×4096, 28672×8192, about 60 % of a
-//   roofline that counts the 3 µs empty launch (bench/tc_notes.md: what may still limit it).
+//   4096² 8.7 MB, 14336×4096 30 MB, 28672×8192 118 MB: 1.9 / 6.6 / 26 µs at the H200's measured
+//   4.5 TB/s read bandwidth, plus the 3 µs every launch costs. Measured (H200, bench/tc_notes.md
+//   round 4): 7.6 / 14.3 / 34.5 µs, 65 / 68 / 84 % of that roofline.
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
-//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.8 instructions: two nibbles become
+//   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.9 instructions: two nibbles become
 //   an exact half2 with one LOP3 and one HSUB2/HFMA2 (0x6400 magic number), and mma.sync m16n8k16
 //   multiplies 256 of them by x in one instruction (products exact, float32 accumulation).
-// Layout: a block is a 16-row tile; its 8 warps split the groups of 128 along K (warp w takes
-//   groups w, w+8, ...: at any moment the 8 warps read 512 contiguous bytes of each row), and a
-//   warp loads UNROLL groups (2·UNROLL uint4 a lane, UNROLL KB a warp) before using any, so a
-//   4096-deep row is in flight in one go. Lane (g, t) = (lane/4, lane%4) holds rows g and g+8 and
-//   words 4t..4t+3 of the group. The order of k inside an mma is ours to choose as long as A and
-//   B agree: A's register pair (k 2t, 2t+1) holds nibbles (p, p+4) of a word and B's pair holds
-//   (x[p], x[p+4]) of the same word, built by a byte permute. Every column of B is x, so each
-//   lane's d0 and d2 are the group sums of rows g and g+8; the group's scale is applied once in
-//   float32, then the warps' sums meet in shared memory.
-// Ragged shapes: rows past N and words past a row's end are zero words (a zero nibble XOR 8 minus
-//   8 is 0); the nibbles past K in the last word are masked off and x past K is never read. Rows
-//   are 16-byte aligned only when ceil(K/8) % 4 == 0; otherwise words are read one at a time.
+// The mma layout: a block is a 16-row tile; its 8 warps split the groups of 128 along K. Lane
+//   (g, t) = (lane/4, lane%4) holds rows g and g+8 and words 4t..4t+3 of a group. The order of k
+//   inside an mma is ours to choose as long as A and B agree: A's register pair (k 2t, 2t+1) holds
+//   nibbles (p, p+4) of a word and B's pair holds (x[p], x[p+4]) of the same word, built by a byte
+//   permute. Every column of B is x, so each lane's d0 and d2 are the group sums of rows g and
+//   g+8; the group's scale is applied once in float32, then the warps' sums meet in shared memory.
+// Two kernels, one per shape family (the launch plan picks):
+// - qgemv_stream, K % 1024 == 0 (every decode shape): the tile streams through a STAGES-deep
+//   cp.async ring in shared memory. A stage is 512 contiguous bytes of each of the 16 rows (warp w
+//   copies rows w and w+8 in memory order, then computes group w of the stage), so the bytes in
+//   flight (three stages, 25 KB a block, four blocks an SM) are not held in registers and loads
+//   never wait on arithmetic. x is staged once a block, already permuted into B pairs (one LDS.128
+//   a word). Loading a burst into registers and then computing, as qgemv does, reached 2.6 TB/s at
+//   28672×8192; this reaches 3.4 TB/s, where a loads-only kernel reaches 4.0.
+// - qgemv, any other K: a warp loads UNROLL groups (2·UNROLL uint4 a lane) before using any. Rows
+//   past N and words past a row's end are zero words (a zero nibble XOR 8 minus 8 is 0); the
+//   nibbles past K in the last word are masked off and x past K is never read. Rows are 16-byte
+//   aligned only when ceil(K/8) % 4 == 0; otherwise words are read one at a time.
 #include <cuda_fp16.h>
 
 #define WARPS 8   // warps per 16-row tile, splitting its groups
@@ -78,6 +84,8 @@ __device__ __forceinline__ uint4 x_at(const __half* x, int wd, int K) {
     for (int j = 0; j < 8; j++) h[j] = 8 * wd + j < K ? __half_as_ushort(x[8 * wd + j]) : 0;
     return make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
 }
+
+// ---- qgemv: any K ----
 
 extern "C" __global__ void __launch_bounds__(WARPS * 32)
 qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __half* __restrict__ x,
@@ -149,6 +157,106 @@ qgemv(const int* __restrict__ Wq, const __half* __restrict__ scales, const __hal
     __syncthreads();
     if (threadIdx.x < 16) {
         const int r = blockIdx.x * 16 + threadIdx.x;
+        float s = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) s += part[w][threadIdx.x];
+        if (r < N) y[r] = s;
+    }
+}
+
+// ---- qgemv_stream: K % 1024 == 0 ----
+
+#define STAGES 4  // cp.async ring depth: STAGES - 1 stages in flight while one is computed
+
+// A stage of the ring: 16 rows × 512 bytes of weights (8 groups; chunk c of row r at c ^ 4 (r & 1):
+// rows g and g+1 of an LDS.128 phase then hit distinct banks) and the 16 rows' 8 scales.
+struct __align__(16) Stage {
+    uint4 w[16][32];
+    uint4 s[16];
+};
+
+__device__ __forceinline__ void cp16(void* dst, const void* src, bool inside) {
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);  // src-size 0: zero fill
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(inside ? 16 : 0));
+}
+
+// Word wd = 16 G + 4 t + i of x (group G, lane t's word i), as the B registers of its two mmas,
+// sits at uint4 16 G + 4 i + t of the staged x: the 4 words an LDS.128 phase reads (t = 0..3) are
+// 64 contiguous bytes, conflict-free.
+__device__ __forceinline__ int xpos(int wd) { return (wd & ~15) | (wd & 3) << 2 | (wd >> 2 & 3); }
+
+// Dynamic shared memory: STAGES * sizeof(Stage) bytes of ring, then 2K bytes of x (the launch plan
+// passes the sum).
+extern "C" __global__ void __launch_bounds__(WARPS * 32, 4)
+qgemv_stream(const int* __restrict__ Wq, const __half* __restrict__ scales, const __half* __restrict__ x,
+             float* __restrict__ y, int N, int K)
+{
+    extern __shared__ uint4 dyn[];
+    Stage* ring = reinterpret_cast<Stage*>(dyn);
+    uint4* xs = dyn + STAGES * sizeof(Stage) / 16;
+    __shared__ float part[WARPS][16];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4, tid = threadIdx.x;
+    const int words = K / 8, srow = K / 128, stages = K / 1024, row0 = blockIdx.x * 16;
+    // This thread's copy sources, each moved on by a stage's bytes after an issue: rows warp and
+    // warp + 8 of the tile (clamped; zero-filled past N) and, for threads 0-15, row tid's scales.
+    const int ra = row0 + warp, rb = ra + 8, rs = row0 + tid % 16;
+    const uint4* srca = reinterpret_cast<const uint4*>(Wq + (size_t)min(ra, N - 1) * words) + lane;
+    const uint4* srcb = reinterpret_cast<const uint4*>(Wq + (size_t)min(rb, N - 1) * words) + lane;
+    const uint4* srcs = reinterpret_cast<const uint4*>(scales + (size_t)min(rs, N - 1) * srow);
+    const int cw = lane ^ ((warp & 1) << 2);  // where this lane's chunk lands in its rows
+    int wslot = 0;  // the slot the next issue fills: stages are issued in order
+    auto issue = [&]() {
+        Stage& slot = ring[wslot];
+        wslot = wslot == STAGES - 1 ? 0 : wslot + 1;
+        cp16(&slot.w[warp][cw], srca, ra < N);
+        cp16(&slot.w[warp + 8][cw], srcb, rb < N);
+        if (tid < 16) cp16(&slot.s[tid], srcs, rs < N);
+        srca += 32, srcb += 32, srcs += 1;
+    };
+#pragma unroll
+    for (int p = 0; p < STAGES - 1; p++) {
+        if (p < stages) issue();
+        asm volatile("cp.async.commit_group;");  // empty groups keep the wait count uniform
+    }
+    // x into shared memory as B pairs (its loads overlap the ring's first copies).
+    for (int wd = tid; wd < words; wd += WARPS * 32) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(x) + wd);
+        xs[xpos(wd)] = make_uint4(__byte_perm(v.x, v.z, 0x5410), __byte_perm(v.x, v.z, 0x7632),
+                                  __byte_perm(v.y, v.w, 0x5410), __byte_perm(v.y, v.w, 0x7632));
+    }
+    float acc0 = 0.0f, acc1 = 0.0f;
+    const int c = (4 * warp + t) ^ ((g & 1) << 2);  // group warp's chunk t in rows g, g + 8 (same parity)
+    const uint4* xt = xs + t;  // lane t's word i of group G at xt[16 G + 4 i]
+    int rslot = 0;
+    for (int st = 0; st < stages; st++) {
+        asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2));  // this thread's copies of stage st have landed
+        __syncthreads();  // ... every thread's (and x); slot (st - 1) % STAGES is free to refill
+        if (st + STAGES - 1 < stages) issue();
+        asm volatile("cp.async.commit_group;");
+        const Stage& slot = ring[rslot];
+        rslot = rslot == STAGES - 1 ? 0 : rslot + 1;
+        const uint4 a = slot.w[g][c], b = slot.w[g + 8][c];
+        const unsigned aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
+        const uint4* xg = xt + 16 * (8 * st + warp);
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const uint4 xv = xg[4 * i];
+            const unsigned a8 = aw[i] >> 8, b8 = bw[i] >> 8;
+            mma(d, bits(nib_lo(aw[i])), bits(nib_lo(bw[i])), bits(nib_hi(aw[i])), bits(nib_hi(bw[i])), xv.x, xv.y);
+            mma(d, bits(nib_lo(a8)), bits(nib_lo(b8)), bits(nib_hi(a8)), bits(nib_hi(b8)), xv.z, xv.w);
+        }
+        const __half* sc = reinterpret_cast<const __half*>(slot.s);  // row r's 8 scales at sc[8 r]
+        acc0 = fmaf(d[0], __half2float(sc[8 * g + warp]), acc0);
+        acc1 = fmaf(d[2], __half2float(sc[8 * (g + 8) + warp]), acc1);
+    }
+    if (t == 0) {
+        part[warp][g] = acc0;
+        part[warp][g + 8] = acc1;
+    }
+    __syncthreads();
+    if (threadIdx.x < 16) {
+        const int r = row0 + threadIdx.x;
         float s = 0.0f;
 #pragma unroll
         for (int w = 0; w < WARPS; w++) s += part[w][threadIdx.x];

@@ -57,3 +57,72 @@ def test_float32_passes_and_classic_mistakes_fail(kata, K):
 def test_cost_counts_the_packed_bytes(kata):
     c = kata.reference.cost(N=4096, K=4096)
     assert c["bytes"] == 4096 * 4096 // 2 + 2 * 4096 * 32 + 2 * 4096 + 4 * 4096 and c["flops"] == 2 * 4096 ** 2
+
+
+def _patched(kata, tmp_path, name):
+    """The solution with wrong/<name>.patch applied, and the patched source's lines."""
+    import shutil
+    import subprocess
+
+    sol = kata.solution_dir
+    shutil.copy(sol / "kernel.cu", tmp_path / "kernel.cu")
+    shutil.copy(sol / "launch.py", tmp_path / "launch.py")
+    subprocess.run(["patch", "-s", str(tmp_path / "kernel.cu"), str(sol / "wrong" / f"{name}.patch")], check=True)
+    return (tmp_path / "kernel.cu").read_text().splitlines()
+
+
+def _line(lines, text):
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_the_stream_without_its_barrier_races_between_warps(kata, tmp_path):
+    """A lane reads a row of the stage that another warp copied: the finding names the read, the
+    other warp's cp.async and the missing __syncthreads(), not only the kind."""
+    from grader.grading import pipeline
+
+    lines = _patched(kata, tmp_path, "stream_missing_barrier")
+    r = pipeline.grade("qgemv", tmp_path, backend="cpu", examples=2)
+    assert (r.verdict, r.stage, r.reasons) == ("fail", "sanitizer", ("race-raw",)), r.headline
+    f = next(f for f in r.findings if f.kind == "race-raw")
+    assert f.line == _line(lines, "const uint4 a = slot.w[g][c]") and f.other_line == _line(lines, "cp.async.cg.shared")
+    assert f.thread[0] // 32 != f.other_thread[0] // 32  # written by another warp
+    assert "with no __syncthreads()" in r.headline
+
+
+def test_the_stream_without_its_wait_reads_copies_still_in_flight(kata, tmp_path):
+    from grader.grading import pipeline
+
+    lines = _patched(kata, tmp_path, "stream_missing_cp_async_wait")
+    r = pipeline.grade("qgemv", tmp_path, backend="cpu", examples=2)
+    assert r.verdict == "fail" and "cp-async-unwaited" in r.reasons, r.headline
+    f = next(f for f in r.findings if f.kind == "cp-async-unwaited")
+    assert f.line == _line(lines, "const uint4 a = slot.w[g][c]") and f.other_line == _line(lines, "cp.async.cg.shared")
+    assert "is still copying into it" in f.message
+
+
+def test_the_solution_streams_every_decode_shape_and_rounds_the_rest(kata):
+    """The launch plan's choice: K % 1024 == 0 (4096, 8192, and the public K = 1024, 3072 cases)
+    takes the cp.async stream kernel; the ragged K = 4224 the rounds kernel."""
+    src = (kata.solution_dir / "launch.py").read_text()
+    ns: dict = {}
+    exec(compile(src, "launch.py", "exec"), ns)
+
+    class Gpu:
+        class device:
+            max_shared_per_block_optin = 227 * 1024
+
+        def __init__(self):
+            self.names = []
+
+        def cdiv(self, a, b):
+            return -(-a // b)
+
+        def launch(self, name, **kw):
+            self.names.append((name, kw.get("shared", 0)))
+
+    for K, name in [(1024, "qgemv_stream"), (3072, "qgemv_stream"), (8192, "qgemv_stream"), (4224, "qgemv"), (1000, "qgemv")]:
+        gpu = Gpu()
+        ns["launch"](gpu, None, None, None, None, 17, K)
+        assert gpu.names[0][0] == name, K
+    public = [c["K"] for c in kata.public]
+    assert any(k % 1024 == 0 and k // 1024 >= 3 for k in public) and any(k % 1024 and k >= 4096 for k in public)

@@ -58,7 +58,7 @@ def env(tmp_path, monkeypatch):
     cal = types.SimpleNamespace(ceilings=lambda: Ceilings(4e12, 60e12), copy_bandwidth=4e12)
     monkeypatch.setattr(calibrate, "load_or_calibrate", lambda backend, **k: (cal, False))
     monkeypatch.setattr(calibrate, "health_check", lambda backend, c: (4e12, None))
-    monkeypatch.setattr(timing, "L2Flush", lambda nbytes: None)
+    monkeypatch.setattr(timing, "L2Flush", lambda nbytes, mode="read": None)
     monkeypatch.setattr(timing, "ClockProbe", lambda: None)
     state = types.SimpleNamespace(kata=kata, loads=[], compares=0, after_timing=[], outs=[])
 

@@ -71,7 +71,7 @@ def test_the_empty_launch_is_part_of_every_roofline_time():
     assert roofline_time({"flops": 6e9}, c) == (pytest.approx(1e-4 + 2.5e-6), "compute")
 
 
-def test_a_calibration_cached_before_the_launch_floor_is_measured_again(tmp_path):
+def test_a_calibration_cached_before_the_launch_floor_or_the_read_flush_is_measured_again(tmp_path):
     import json
 
     from harness.measure.calibrate import Calibration, load_cached, save
@@ -82,5 +82,7 @@ def test_a_calibration_cached_before_the_launch_floor_is_measured_again(tmp_path
     path.write_text(json.dumps({"G | driver 1": old}))
     assert load_cached("G", 1, path) is None  # no launch_s: calibrate again rather than score without it
     save(Calibration(**old, launch_s=2.4e-6), path)
+    assert load_cached("G", 1, path) is None  # timed after the old (memset) flush: calibrate again
+    save(Calibration(**old, launch_s=2.4e-6, flush="read"), path)
     cal = load_cached("G", 1, path)
     assert cal.ceilings().launch_s == 2.4e-6
