@@ -224,7 +224,7 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
         make_plan = lambda b: Plan(b, launch_file or "launch.py")  # noqa: E731
     plan = make_plan(backend)
     ceilings = calibration.ceilings()
-    flush, clock = timing.L2Flush(policy.flush_bytes), timing.ClockProbe()
+    flush, clock = timing.L2Flush(policy.flush_bytes, policy.flush_mode), timing.ClockProbe()
     phases["setup"] = time.perf_counter() - t_setup
     flags = [health] if health else []
     results: list[CaseTiming] = []
