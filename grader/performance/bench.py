@@ -113,8 +113,10 @@ def table_rows(rows: list[dict]) -> list[list[str]]:
             fmt = (lambda v: "-" if v is None else f"{v:.0%}") if unit == "roofline" else \
                 (lambda v: "-" if v is None else f"{v:.2f}" + (" GTEPS" if unit == "gteps" else "x"))
             med = c["kernel"]["stats"]["median"]
+            libs = c.get("libraries") or []
+            lib = fmt(c["score"]["baseline_value"]) + (f" ({libs[0][0]})" if len(libs) > 1 else "")
             out.append([r["kata"], r["submission"], _case_text(c["case"]), f"{med * 1e3:.3f} ms",
-                        fmt(c["score"]["value"]), fmt(c["score"]["baseline_value"]),
+                        fmt(c["score"]["value"]), lib,
                         r["summary"]["tier"] if r.get("summary") else "-",
                         "; ".join(c["score"]["flags"] + c["kernel"]["flags"])[:80]])
     return out

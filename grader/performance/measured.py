@@ -41,6 +41,9 @@ class CaseTiming:
     baseline: timing.TimingResult | None  # the library at the same shape (None: no torch / none declared)
     score: _score.CaseScore
     recheck: tuple[str, ...]  # mismatches of the output after timing (empty: still correct)
+    # every library timed at this shape, (label, median s), fastest first: `baseline` is the first
+    # (a kata's reference may offer several, e.g. a dequantise-then-GEMV and a fused int4 kernel)
+    libraries: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,22 +168,35 @@ class _Case:
 
 
 def _time_baseline(kata, case_bufs: _Case, policy, flush, clock, backend, phases: dict):
+    """(fastest library's timing, why none was timed, [(label, median s)] fastest first, notes).
+
+    The reference's baseline(torch, inputs, **case) returns the callable to time, or a dict
+    {label: callable, or the reason that library is not usable here}: each callable is timed and
+    the fastest is the library the score compares with (what a user would call)."""
     fn = getattr(kata.reference, "baseline", None)
     if fn is None:
-        return None, None
+        return None, None, (), ()
     t0 = time.perf_counter()
     try:
         import torch
     except ImportError:
-        return None, "torch is not installed: no baseline was timed"
+        return None, "torch is not installed: no baseline was timed", (), ()
     finally:
         _add(phases, "torch_import", time.perf_counter() - t0)
     t0 = time.perf_counter()
-    call = fn(torch, case_bufs.torch_inputs(), **case_bufs.case)
+    calls = fn(torch, case_bufs.torch_inputs(), **case_bufs.case)
+    calls = calls if isinstance(calls, dict) else {kata.bench.baseline or "library": calls}
     stream = backend.external_stream(torch.cuda.current_stream().cuda_stream)
-    result = timing.measure(call, stream, policy=policy, flush=flush, clock=clock)
+    timed, notes = [], []
+    for label, call in calls.items():
+        if isinstance(call, str):
+            notes.append(f"{label}: not timed ({call})")
+            continue
+        timed.append((timing.measure(call, stream, policy=policy, flush=flush, clock=clock), label))
     _add(phases, "baseline_timing", time.perf_counter() - t0)
-    return result, None
+    timed.sort(key=lambda tl: tl[0].stats.median)
+    libraries = tuple((label, r.stats.median) for r, label in timed)
+    return (timed[0][0] if timed else None), None, libraries, tuple(notes)
 
 
 def _add(phases: dict, name: str, seconds: float) -> None:
@@ -264,17 +280,18 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
                                                            scales))
         bufs.drop_kept()
         _add(phases, "recheck", time.perf_counter() - t_recheck)
-        bt, why = (_time_baseline(kata, bufs, policy, flush, clock, backend, phases) if with_baseline
-                   else (None, None))
+        bt, why, libraries, notes = (_time_baseline(kata, bufs, policy, flush, clock, backend, phases)
+                                     if with_baseline else (None, None, (), ()))
         if why:
             flags.append(why)
+        flags.extend(f"{case}: {n}" for n in notes)
         cost = kata.reference.cost(**reference_params(kata, case, bufs.inputs))
         sc = _score.score_case(case, kata.bench.metric, kt.stats.median, cost, ceilings,
                                baseline_s=bt.stats.median if bt else None)
         flags.extend(f"{case}: {f}" for f in (*kt.flags, *sc.flags))
         if recheck:
             flags.append(f"{case}: the output changed during timing: {recheck[0]}")
-        results.append(CaseTiming(dict(case), kt, bt, sc, recheck))
+        results.append(CaseTiming(dict(case), kt, bt, sc, recheck, libraries))
         bufs = data = inputs = expected = scales = None  # drop this case's buffers before the next allocates
     if pre is not None:
         pre.data.clear()

@@ -97,3 +97,49 @@ def test_a_model_run_that_fails_leaves_the_cpu_grade_with_a_note():
     est, occupancy, note = stage.estimate_stage(catalog.load("reduce"), Failing(), compiled, "kernel.cu", 0)
     assert est is None and occupancy == ()
     assert note == "no performance estimate: the model run at the bench shape failed (the sampled run raised)"
+
+
+def test_several_libraries_are_each_named_and_the_fastest_is_scored_against(monkeypatch):
+    """A reference offering several libraries (qgemv: dequantise + GEMV, torch's int4 kernel): each
+    is timed, the fastest is the baseline, one that cannot run here is a note with its reason, and
+    the report names every library's time."""
+    import sys
+    import types
+
+    from grader.performance import measured
+    from harness.measure import timing as timing_mod
+
+    medians = {"slow": 2e-3, "fast": 5e-4}
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(
+        cuda=types.SimpleNamespace(current_stream=lambda: types.SimpleNamespace(cuda_stream=0))))
+
+    def measure(run, stream, **_):
+        s = [medians[run()]] * 10
+        return TimingResult(timing_mod.stats(s), "noise", tuple(s), 0, None, None, 0.0, 0.0, 0.01)
+
+    monkeypatch.setattr(timing_mod, "measure", measure)
+    ref = types.SimpleNamespace(baseline=lambda torch, inputs, **case: {
+        "dequantise + mv": lambda: "slow", "int4 kernel": lambda: "fast", "absent one": "not in this torch"})
+    kata = types.SimpleNamespace(reference=ref, bench=types.SimpleNamespace(baseline="libs"))
+    bufs = types.SimpleNamespace(torch_inputs=lambda: {}, case={"N": 8})
+    best, why, libs, notes = measured._time_baseline(kata, bufs, None, None, None,
+                                                     types.SimpleNamespace(external_stream=lambda p: None), {})
+    assert best.stats.median == 5e-4 and why is None
+    assert libs == (("int4 kernel", 5e-4), ("dequantise + mv", 2e-3))
+    assert notes == ("absent one: not timed (not in this torch)",)
+
+    ceilings = score.Ceilings(bandwidth=4.3e12, fp32=66.9e12)
+    sc = score.score_case(bufs.case, "roofline", 1e-4, {"bytes": 4e8}, ceilings, baseline_s=best.stats.median)
+    perf = PerformanceResult(True, "gpu", "NVIDIA H200", ceilings, None,
+                             (CaseTiming(bufs.case, best, best, sc, (), libs),),
+                             score.summarize([sc], "roofline", {"pass": 0.5}), ())
+    r = GradeReport(kata="qgemv", title="q", workspace=".", backend="gpu", backend_reason="--backend gpu",
+                    seed=0, verdict="pass", stage="done", headline="passed", reasons=(),
+                    compile=CompileStage(True, (), ""), performance=perf)
+    console = Console(record=True, width=200)
+    report.render(r, console)
+    assert "libraries int4 kernel 0.500 ms, dequantise + mv 2.000 ms" in console.export_text()
+    from grader.performance.bench import table_rows, to_json
+
+    row = {"kata": "qgemv", "submission": "solution", "metric": "roofline", **to_json(perf)}
+    assert table_rows([row])[0][5].endswith("(int4 kernel)")

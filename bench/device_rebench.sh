@@ -1,0 +1,24 @@
+#!/bin/bash
+# Re-time kata solutions against their libraries on the device, one kata at a time so a cap loses
+# only the kata it stops (from the repo root): bash bench/device_rebench.sh OUT "ID ..." [EACH_S]
+# Writes OUT/bench.md (a row per case, appended as each kata finishes), OUT/bench.txt (the log)
+# and OUT/calibrate.txt.
+out=${1:?usage: device_rebench.sh OUT "ID ..." [EACH_S]}; ids=$2; each=${3:-60}
+if ls .whl/*.whl >/dev/null 2>&1; then
+  site=$(mktemp -d)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl
+  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+python3 -m pip install --no-deps --no-build-isolation -e . -q >/dev/null 2>&1
+export KATA_HOME=${KATA_HOME:-$(mktemp -d)}
+scratch=$(mktemp -d)
+{ date -u +"%Y-%m-%d %H:%M UTC"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$out/bench.txt"
+python3 -m grader calibrate >"$out/calibrate.txt" 2>&1
+for id in $ids; do
+  t0=$(date +%s)
+  timeout "$each" python3 -m grader bench "$id" --out "$scratch/$id" >>"$out/bench.txt" 2>&1
+  echo "== $id: exit $? in $(( $(date +%s) - t0 )) s" >>"$out/bench.txt"
+  if [ -f "$scratch/$id/bench.md" ]; then
+    [ -f "$out/bench.md" ] && tail -n +3 "$scratch/$id/bench.md" >>"$out/bench.md" || cp "$scratch/$id/bench.md" "$out/bench.md"
+  fi
+done
