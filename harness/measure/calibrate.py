@@ -52,6 +52,10 @@ extern "C" __global__ void empty_probe(float* out)
     if (out == nullptr) out[0] = 0.0f;  // never: a launch that does nothing, timed like a kernel
 }
 """
+#: the ceilings' timing: each probe warms up for 0.3 s first, since an idle H200 sits at 345 MHz and
+#: its clocks take tens of milliseconds to rise (with QUICK's 5 ms warm-up, three calibrations of one
+#: machine read 4.33, 4.52 and 4.63 TB/s), then samples for at least 0.2 s
+CALIBRATION = timing.TimingPolicy(warmup_calls=3, warmup_s=0.3, min_samples=10, min_seconds=0.2, max_seconds=1.0)
 #: the flush the ceilings are timed after: a cache timed after another one is measured again
 FLUSH = timing.TimingPolicy().flush_mode
 _FMA_PER_ITER = 16 * 8  # FMAs per thread per outer iteration of fma_probe
@@ -150,7 +154,7 @@ def _probes(backend):
     backend.load(res.ptx, res.cubin, "calibrate.cu")
 
 
-def measure_copy(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = timing.QUICK) -> float:
+def measure_copy(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = CALIBRATION) -> float:
     """Device-to-device copy bandwidth in bytes/s (bytes read + bytes written)."""
     import numpy as np
 
@@ -160,7 +164,7 @@ def measure_copy(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = t
     return 2 * src.nbytes / r.stats.median
 
 
-def measure_read(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = timing.QUICK) -> float:
+def measure_read(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = CALIBRATION) -> float:
     import numpy as np
 
     x, out = backend.alloc(nbytes // 4, np.float32), backend.alloc(1, np.float32)
@@ -172,7 +176,7 @@ def measure_read(backend, nbytes: int = 2 << 30, policy: timing.TimingPolicy = t
     return x.nbytes / r.stats.median
 
 
-def measure_launch(backend, policy: timing.TimingPolicy = timing.QUICK) -> float:
+def measure_launch(backend, policy: timing.TimingPolicy = CALIBRATION) -> float:
     """Seconds an empty kernel takes under the timing method (its events around the launch only)."""
     import numpy as np
 
@@ -182,7 +186,7 @@ def measure_launch(backend, policy: timing.TimingPolicy = timing.QUICK) -> float
     return float(r.stats.median)
 
 
-def measure_fp32(backend, policy: timing.TimingPolicy = timing.QUICK) -> float:
+def measure_fp32(backend, policy: timing.TimingPolicy = CALIBRATION) -> float:
     import numpy as np
 
     out = backend.alloc(1, np.float32)
@@ -193,7 +197,7 @@ def measure_fp32(backend, policy: timing.TimingPolicy = timing.QUICK) -> float:
     return 2.0 * _FMA_PER_ITER * iters * blocks * threads / r.stats.median
 
 
-def measure_bf16(backend, n: int = 8192, policy: timing.TimingPolicy = timing.QUICK) -> float | None:
+def measure_bf16(backend, n: int = 8192, policy: timing.TimingPolicy = CALIBRATION) -> float | None:
     """cuBLAS bf16 matmul rate through torch on random data (never zeros); None without torch."""
     try:
         import torch
