@@ -2,8 +2,9 @@
 // scale per 128 weights of a row, x fp16, y float32.
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
 //   4096² 8.7 MB, 14336×4096 30 MB, 28672×8192 118 MB: 1.9 / 6.6 / 26 µs at the H200's measured
-//   4.5 TB/s read bandwidth, plus the 3 µs every launch costs. Measured (H200, bench/tc_notes.md
-//   round 4): 7.6 / 14.3 / 34.5 µs, 65 / 68 / 84 % of that roofline.
+//   4.6 TB/s read bandwidth, plus the 3 µs every launch costs. Measured (H200, `kata bench qgemv`):
+//   65 / 68 / 86 % of that roofline (this design under bench/quick_time.py: 7.6 / 14.3 / 34.5 µs);
+//   torch's fused int4 kernel (_weight_int4pack_mm) reaches about 52 / 46 / 45 %.
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
 //   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.9 instructions: two nibbles become
@@ -22,7 +23,8 @@
 //   flight (three stages, 25 KB a block, four blocks an SM) are not held in registers and loads
 //   never wait on arithmetic. x is staged once a block, already permuted into B pairs (one LDS.128
 //   a word). Loading a burst into registers and then computing, as qgemv does, reached 2.6 TB/s at
-//   28672×8192; this reaches 3.4 TB/s, where a loads-only kernel reaches 4.0.
+//   28672×8192; this reaches 3.4 TB/s, where a kernel that only loads reaches 4.0
+//   (bench/tc_notes.md, round 4).
 // - qgemv, any other K: a warp loads UNROLL groups (2·UNROLL uint4 a lane) before using any. Rows
 //   past N and words past a row's end are zero words (a zero nibble XOR 8 minus 8 is 0); the
 //   nibbles past K in the last word are masked off and x past K is never read. Rows are 16-byte
