@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.performance.model import h200
-
 MAX_LINES = 3
 #: which per-instruction cost each bound is attributed by
 _ATTRIBUTE = {"dram": "dram", "l2": "dram", "issue": "instr", "shared": "shared", "atomic": "atomic",
@@ -40,7 +38,7 @@ def case_estimate(obs: dict, entry: dict, terms: list, seconds: float, launch_s:
     return CaseEstimate(case=dict(obs["case"]), seconds=seconds, how=_how(obs), bound=bound, resource=key,
                         utilisation={k: round(v, 3) for k, v in util.items()}, score=value,
                         library_s=entry.get("library_s"), lines=lines,  # None: not recorded
-                        advice=_advice(key, terms, compulsory, dram), launches=len(terms),
+                        advice=_advice(key, terms, compulsory, dram, launch_s), launches=len(terms),
                         dram_bytes=dram, compulsory_bytes=compulsory, occupancy=occ)
 
 
@@ -93,7 +91,7 @@ def _bound_text(key: str, util: dict, terms: list, compulsory: float, obs: dict)
         what = f"{n:.0f} load{'s' if round(n) != 1 else ''} in flight per warp ({b:,.0f} B)" if n else "dependent chain"
         return f"latency-bound: {what}, {t['warps_per_sm']} warps per SM"
     if key == "launch":
-        return f"launch overhead: {len(terms)} launches, {u:.0%} of the time"
+        return f"launch overhead: {len(terms)} launch{'es' if len(terms) != 1 else ''}, {u:.0%} of the time"
     return key
 
 
@@ -125,7 +123,7 @@ def _same_pipe(op: str, p: str) -> bool:
     return pipe(op) == p
 
 
-def _advice(key: str, terms: list, compulsory: float, dram: float) -> str:
+def _advice(key: str, terms: list, compulsory: float, dram: float, launch_s: float = 0.0) -> str:
     if key in ("dram", "l2"):
         if compulsory and dram > 1.3 * compulsory:
             return ("more bytes reach DRAM than the problem needs: coalesce the accesses (neighbouring threads, "
@@ -147,5 +145,9 @@ def _advice(key: str, terms: list, compulsory: float, dram: float) -> str:
     if key == "atomic":
         return "combine in registers and shared memory first: one atomic per block (or per warp), not per element"
     if key == "launch":
-        return f"fewer, larger launches: {len(terms)} launches each pay ~{h200.SMS and 2.5:.1f} us"
+        each = launch_s / max(1, len(terms)) * 1e6
+        if len(terms) <= 1:
+            return (f"one launch already; launching it and filling the GPU cost ~{each:.1f} us of this estimate, "
+                    f"most of the time at this size: only fusing this work with a neighbouring kernel removes it")
+        return f"fewer, larger launches: {len(terms)} launches each pay ~{each:.1f} us"
     return ""
