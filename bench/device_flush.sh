@@ -1,8 +1,7 @@
 #!/bin/bash
 # call 1: the L2 flush hypothesis for qgemv (run from the repo root on the device)
 set -x
-export PYTHONPATH=; python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-python3 -m pip install --no-deps --no-build-isolation -e . -q >/dev/null 2>&1
+. bench/device_env.sh  # wheels from .whl/, kata from the working tree
 export KATA_HOME=/tmp/kh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv > $OUT/smi.txt
 timeout 120 python3 bench/flush_probe.py --out $OUT/flush_probe.md > $OUT/flush_probe.log 2>&1

@@ -4,8 +4,7 @@
 # lines and whose launch.py has a "STAGES, GPS = s, g" line), time them beside DIRS, profile PROF.
 # Results under $OUT.
 set -x
-export PYTHONPATH=; python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-python3 -m pip install --no-deps --no-build-isolation -e . -q >/dev/null 2>&1
+. bench/device_env.sh  # wheels from .whl/, kata from the working tree
 export KATA_HOME=/tmp/kh
 made=""
 for cfg in $CFGS; do

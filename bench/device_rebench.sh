@@ -4,12 +4,7 @@
 # Writes OUT/bench.md (a row per case, appended as each kata finishes), OUT/bench.txt (the log)
 # and OUT/calibrate.txt.
 out=${1:?usage: device_rebench.sh OUT "ID ..." [EACH_S]}; ids=$2; each=${3:-60}
-if ls .whl/*.whl >/dev/null 2>&1; then
-  site=$(mktemp -d)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl
-  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-fi
-python3 -m pip install --no-deps --no-build-isolation -e . -q >/dev/null 2>&1
+. bench/device_env.sh  # wheels from .whl/, kata from the working tree
 export KATA_HOME=${KATA_HOME:-$(mktemp -d)}
 scratch=$(mktemp -d)
 { date -u +"%Y-%m-%d %H:%M UTC"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >"$out/bench.txt"

@@ -14,12 +14,7 @@ out=${1:?usage: device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
 ids=${2:-}
 variants=${3:-}
 mkdir -p "$out"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  site=$(mktemp -d)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl
-  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
-fi
-python3 -m pip install --no-deps --no-build-isolation -e . -q >/dev/null 2>&1
+. bench/device_env.sh  # wheels from .whl/, kata from the working tree
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   {
     date -u +"%Y-%m-%d %H:%M UTC"

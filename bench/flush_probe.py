@@ -46,7 +46,7 @@ def main() -> int:
         }
         for name, (run, moved) in kernels.items():
             for mode, flush in flushes.items():
-                r = timing.measure(run, backend.stream, policy=timing.TimingPolicy(flush_mode=mode), flush=flush)
+                r = timing.measure(run, backend.stream, flush=flush)
                 med = r.stats.median
                 rows.append(f"| {name} | {nbytes / 1e6:.1f} | {mode} | {timing.fmt_time(med)} | {moved / med / 1e9:.0f} |")
                 print(rows[-1], flush=True)

@@ -127,7 +127,6 @@ def load_cached(gpu: str, driver: int, path: Path | None = None) -> Calibration 
         cal = Calibration(**data) if data else None
         # older caches lack the launch floor, or were timed after the old (write) flush
         return cal if cal is not None and cal.launch_s and cal.flush == FLUSH else None
-
     except (OSError, ValueError, TypeError):
         return None
 
