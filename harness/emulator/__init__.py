@@ -112,7 +112,7 @@ class Emulator:
             try:
                 from .async_check import AsyncCopyCheck
                 from .sanitizer import Sanitizer
-                obs.extend([Sanitizer(init=self.init), AsyncCopyCheck()])
+                obs.extend([Sanitizer(init=self.init, mem=self.mem), AsyncCopyCheck()])
             except ImportError:
                 pass
         if self.counters:

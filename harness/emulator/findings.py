@@ -7,9 +7,9 @@ from dataclasses import dataclass
 KINDS = {
     "out-of-bounds": "error",  # a global, shared or local access outside any allocation
     "misaligned": "error",  # an access whose address is not a multiple of its size
-    "race-raw": "error",  # shared read of a value another thread wrote with no barrier between
+    "race-raw": "error",  # a read of a value another thread wrote with nothing ordering them (shared, global)
     "race-war": "error",  # shared write over a value another thread read with no barrier between
-    "race-waw": "error",  # two threads wrote the same shared word with no barrier between
+    "race-waw": "error",  # two threads wrote the same word with nothing ordering them (shared, global)
     "uninitialized-read": "error",  # shared memory nobody in the block wrote, or an output not yet written
     "large-shared": "warning",  # > 48 KB of dynamic shared memory: CUDA needs the opt-in attribute
     "divergent-barrier": "error",  # __syncthreads reached by part of a block only
@@ -19,9 +19,11 @@ KINDS = {
     "barrier-after-exit": "warning",  # a barrier completed because exited threads count as arrived
     "deadlock": "error",  # no thread can make progress (barrier or warp-sync never satisfied)
     "watchdog": "error",  # instruction budget or wall clock exhausted: probably a hang
-    "trap": "error",
+    "trap": "error",  # the kernel executed trap (__trap() or a failed assert()); the launch aborted
     "cp-async-unwaited": "error",  # a shared read of bytes a cp.async still copies (no wait before it)
-    "uninitialized-fragment": "error",  # an mma/wmma operand register no instruction ever wrote  # the kernel executed trap (__trap() or a failed assert()); the launch aborted
+    "uninitialized-fragment": "error",  # an mma/wmma operand register no instruction ever wrote
+    # the answer changed when the emulator ran the blocks, warps or atomics in another legal order
+    "order-dependent": "error",
 }
 
 
@@ -39,6 +41,7 @@ class Finding:
     detail: str = ""  # extra lines, e.g. the per-warp report of a deadlock
     other_thread: tuple[int, int, int] | None = None  # for races: the thread on the other side
     other_line: int | None = None  # for races: the line of the other access
+    other_block: tuple[int, int, int] | None = None  # for global races: the other thread's block
 
     @property
     def severity(self) -> str:

@@ -42,6 +42,10 @@ class Observer:
     def on_barrier(self, blocks: np.ndarray) -> None:
         """bar.sync / __syncthreads completed for these blocks."""
 
+    def on_fence(self, inst, blocks: np.ndarray, tids: np.ndarray) -> None:
+        """A memory fence wider than the block (membar.gl, __threadfence(), fence.*.gpu/.sys) ran
+        for these lanes."""
+
     def on_warp_sync(self, blocks: np.ndarray, warps: np.ndarray, masks: np.ndarray) -> None:
         """__syncwarp (bar.warp.sync) completed: one entry per warp, its warp index inside the block
         and the member mask of the lanes that synchronised."""
@@ -104,6 +108,10 @@ class Fanout(Observer):
     def on_barrier(self, blocks):
         for o in self.observers:
             o.on_barrier(blocks)
+
+    def on_fence(self, inst, blocks, tids):
+        for o in self.observers:
+            o.on_fence(inst, blocks, tids)
 
     def on_warp_sync(self, blocks, warps, masks):
         for o in self.observers:

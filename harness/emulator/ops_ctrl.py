@@ -110,6 +110,12 @@ def call(eng, inst):
 
 @builder("membar", "fence", "nanosleep", "pmevent")
 def ordering(eng, inst):
+    obs = eng.observer
+    if obs is not None and inst.op in ("membar", "fence") and "cta" not in inst.mods:
+        # the sanitizer's global-race shadow: a fence publishes the block's earlier writes
+        def run(sel):
+            obs.on_fence(inst, eng.lane_block[sel], eng.lane_tid[sel])
+        return PLAIN, run
     return PLAIN, _nothing
 
 

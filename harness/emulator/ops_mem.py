@@ -103,7 +103,7 @@ def _target(eng, inst, space, a, sel, lanes, size, align, op, values=None):
     if obs is not None:
         if op != "ld":  # what a thread changed after a barrier it skipped (engine._after_exit)
             eng.last_mem[sel] = inst.pc
-        if values is not None and space == "shared":
+        if values is not None and space != "local":  # stored values: a same-value store is no race
             obs.on_memory(inst, space, op, eng.lane_block[sel], eng.lane_tid[sel], a.astype(np.uint64), size,
                           values=values)
         else:

@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from .findings import Finding
+from .global_shadow import GlobalRaces
 from .observer import Observer
 from .sanitizer_report import _KINDS, _TEXT, Reports
 from .shared_shadow import _MAX_SHARED, _WORD, _lane_loop, _Record, _same_value_stores
@@ -35,10 +36,13 @@ from .shared_shadow import _MAX_SHARED, _WORD, _lane_loop, _Record, _same_value_
 class Sanitizer(Reports, Observer):
     """Reports race-raw, race-war, race-waw and uninitialized-read on shared memory."""
 
-    def __init__(self, jit: bool = True, init=None) -> None:
+    def __init__(self, jit: bool = True, init=None, mem=None) -> None:
         self.jit = jit  # use the numba kernel when numba is installed (tests compare both paths)
         self.init = init  # initcheck.GlobalInit of the emulator: global bytes never written, or None
         self._found: dict[tuple[str, str | None, int | None], list] = {}
+        # global-memory races within a launch (global_shadow.py); needs the memory for same-value stores
+        self.races = GlobalRaces(mem, self._global_race) if mem is not None else None
+        self._kernel = ""
         self.on_kernel_start("", (1, 1, 1), (1, 1, 1), 0)
 
     # ---- results ---------------------------------------------------------------------------
@@ -54,6 +58,9 @@ class Sanitizer(Reports, Observer):
         tpb = self._block[0] * self._block[1] * self._block[2]
         self._wpb = (tpb + 31) // 32
         self._found = {}
+        self._kernel = str(kernel)
+        if getattr(self, "races", None) is not None:
+            self.races.start(self._grid[0] * self._grid[1] * self._grid[2], tpb)
         # linear block id -> shadow row; grown on demand, since a huge grid is run a few
         # resident blocks at a time and must not cost memory per block up front
         self._slot_of = np.full(min(self._grid[0] * self._grid[1] * self._grid[2], 4096), -1, np.int64)
@@ -149,6 +156,8 @@ class Sanitizer(Reports, Observer):
         blocks = np.unique(np.asarray(blocks, np.int64))
         self._cover(blocks)
         slots = self._slot_of[blocks]
+        if self.races is not None:
+            self.races.block_end(slots[slots >= 0])
         self._free.extend(int(s) for s in slots[slots >= 0])
         self._slot_of[blocks] = -1
 
@@ -158,6 +167,10 @@ class Sanitizer(Reports, Observer):
     # ---- ordering events -------------------------------------------------------------------
     def on_barrier(self, blocks) -> None:
         self._epoch[self._slots(blocks)] += 1
+
+    def on_fence(self, inst, blocks, tids) -> None:
+        if self.races is not None:
+            self.races.fence(np.unique(np.asarray(blocks, np.int64)))
 
     def on_warp_sync(self, blocks, warps, masks) -> None:
         slots = self._slots(blocks)
@@ -177,6 +190,10 @@ class Sanitizer(Reports, Observer):
         if space == "global":
             if self.init is not None:
                 self.init.access(self, inst, op, blocks, tids, addrs, size)
+            if self.races is not None:
+                s = self._slots(blocks)
+                t = np.asarray(tids, np.int64)
+                self.races.access(inst, op, blocks, t, addrs, size, values, s, self._epoch[s], self._wsync(s, t))
             return
         if space != "shared":
             return
@@ -237,14 +254,14 @@ class Sanitizer(Reports, Observer):
         top = int(addrs.max()) // self._g + nw
         if top > self._cap[1]:
             self._grow(self._cap[0], max(top, 2 * self._cap[1]))
-        hits = np.zeros((4, 4), np.int64)
+        hits = np.zeros((4, 5), np.int64)
         wr, r1, r2 = self._writer, self._r1, self._r2
         _lane_loop(code, s, t, addrs, nw, self._cap[1], self._g, line, self._epoch, self._warp_epoch, self._lane_sync,
                    self._wpb, wr.who, wr.when, r1.who, r1.when, r2.who, r2.when, hits)
         if not hits[:, 0].any():  # the usual case: nothing to report
             return
         for k, kind in enumerate(_KINDS):
-            count, i, other, other_line = (int(v) for v in hits[k])
+            count, i, other, other_line = (int(v) for v in hits[k][:4])
             if count:
                 w = np.zeros(s.size, np.int64)
                 w[i] = int(addrs[i]) // self._g
@@ -279,7 +296,8 @@ class Sanitizer(Reports, Observer):
         hit = self._hazards(rec, ctx, who, skip_atomic)
         if hit is not None:
             i, other = hit
-            self._report(kind, inst, i.size, ctx, int(i[0]), int(other[0]), self._line_of(rec, ctx, i[0]),
+            j = _cross_warp_first(ctx, i, other)
+            self._report(kind, inst, i.size, ctx, int(i[j]), int(other[j]), self._line_of(rec, ctx, i[j]),
                          _TEXT[kind])
 
     def _check_readers(self, inst, ctx) -> None:
@@ -287,8 +305,9 @@ class Sanitizer(Reports, Observer):
             hit = self._hazards(rec, ctx, rec.who[ctx[3]])
             if hit is not None:
                 i, other = hit
-                self._report("race-war", inst, i.size, ctx, int(i[0]), int(other[0]),
-                             self._line_of(rec, ctx, i[0]), _TEXT["race-war"])
+                j = _cross_warp_first(ctx, i, other)
+                self._report("race-war", inst, i.size, ctx, int(i[j]), int(other[j]),
+                             self._line_of(rec, ctx, i[j]), _TEXT["race-war"])
                 return
 
     @staticmethod
@@ -335,3 +354,10 @@ class Sanitizer(Reports, Observer):
             other = (r1.who[fi] & 0xFFFF) != t + 1
         if other.any():
             self._r2.record(fi[other], t[other], epoch[other], wsync[other], line)
+
+
+def _cross_warp_first(ctx, i, other) -> int:
+    """Which hazard to describe: the first whose other thread is in another warp (the missing
+    barrier is then __syncthreads(), not __syncwarp()), else the first."""
+    cross = np.flatnonzero(other // 32 != ctx[1][i] // 32)
+    return int(cross[0]) if cross.size else 0

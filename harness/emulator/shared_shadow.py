@@ -18,7 +18,8 @@ def _lane_loop(op, s, t, addrs, nw, W, g, line, epoch, warp_epoch, lane_sync, wp
     """Every check of one shared access, one lane (and word) at a time: the fast path when numba
     is installed (one pass instead of ~50 numpy passes over the lanes). The same rules as the
     numpy path below; lanes are taken in order, so two lanes of one store to one word meet as
-    an ordinary write-after-write. hits[k] = (count, first lane, other tid, other line).
+    an ordinary write-after-write. hits[k] = (count, lane, other tid, other line, other warp):
+    the first hazard, or the first whose other thread is in another warp.
     The caller sizes the shadow for every offset first."""
     tpw = wpb * 32
     for i in range(s.shape[0]):
@@ -30,12 +31,13 @@ def _lane_loop(op, s, t, addrs, nw, W, g, line, epoch, warp_epoch, lane_sync, wp
             who = w_who[f]
             o1 = who & 0xFFFF
             if op != 1 and o1 == 0:  # loads and atomics read the old value
-                _hit(hits, 0, i, -1, -1)
+                _hit(hits, 0, i, -1, -1, False)
             elif o1 != 0 and o1 != ti + 1 and (who >> 32) == ep and not (op == 2 and (who & 0x10000) != 0):
                 osync = w_when[f] >> 32
                 if not (o1 - 1) // 32 == ti // 32 or not (lane_sync[sl * tpw + o1 - 1] > osync
                                                            and lane_sync[sl * tpw + ti] > osync):
-                    _hit(hits, 2 if op == 1 else 1, i, o1 - 1, (w_when[f] & 0xFFFFFFFF) - 1)
+                    _hit(hits, 2 if op == 1 else 1, i, o1 - 1, (w_when[f] & 0xFFFFFFFF) - 1,
+                         (o1 - 1) // 32 != ti // 32)
             packed = (ep << 32) | (ti + 1)
             stamp = (ws << 32) | (line + 1)
             if op == 0:  # a load: remember up to two readers of this interval
@@ -58,15 +60,17 @@ def _lane_loop(op, s, t, addrs, nw, W, g, line, epoch, warp_epoch, lane_sync, wp
                 if (c - 1) // 32 == ti // 32 and lane_sync[sl * tpw + c - 1] > osync \
                         and lane_sync[sl * tpw + ti] > osync:
                     continue
-                _hit(hits, 3, i, c - 1, (when & 0xFFFFFFFF) - 1)
+                _hit(hits, 3, i, c - 1, (when & 0xFFFFFFFF) - 1, (c - 1) // 32 != ti // 32)
                 break
             w_who[f] = packed | (0x10000 if op == 2 else 0)
             w_when[f] = stamp
 
 
-def _hit(hits, kind, i, other, other_line):
-    if hits[kind, 0] == 0:
-        hits[kind, 1], hits[kind, 2], hits[kind, 3] = i, other, other_line
+def _hit(hits, kind, i, other, other_line, cross):
+    """Count a hazard; describe the first, or the first with a thread of another warp (its fix is
+    __syncthreads(), which a same-warp pair found first would hide behind __syncwarp())."""
+    if hits[kind, 0] == 0 or (cross and hits[kind, 4] == 0):
+        hits[kind, 1], hits[kind, 2], hits[kind, 3], hits[kind, 4] = i, other, other_line, 1 if cross else 0
     hits[kind, 0] += 1
 
 

@@ -1,0 +1,70 @@
+"""The schedule-bug corpus (tests/emulator/corpus/races): kernels whose bug depends on the order
+threads, warps, blocks or atomics run in, each with a right twin. Every wrong kernel's finding is
+pinned: its kind, both source lines, whether the two threads share a block, the message's fix in
+the kernel's language and the missing barrier's scope, and that it is the launch's first error
+(the cause, not a symptom). Every twin is right, with no finding, under every schedule tried."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+RACES = Path(__file__).parent / "corpus" / "races"
+sys.path.insert(0, str(RACES))
+
+import _races  # noqa: E402
+import cases  # noqa: E402,F401  (registers the cases)
+
+SCHEDULES = (1, 2, 3, 4)  # the emulator's non-default schedules tried on order-dependent pairs
+
+
+def _needs(c):
+    if c.source.endswith(".py"):
+        pytest.importorskip("numba")
+
+
+def test_the_corpus_has_thirty_kernels_in_pairs():
+    kernels = {(c.source, k) for c in _races.CASES.values() for k in (c.wrong, c.right, *c.extra)}
+    assert len(kernels) >= 30
+    assert len({(c.source, c.wrong) for c in _races.CASES.values()}) == len(_races.CASES)  # one wrong kernel each
+
+
+def _run(c, kernel, **options):
+    dev = _races.Device(c.source, **options)
+    try:
+        c.run(dev, np.random.default_rng(0), kernel)
+        return dev, None
+    except AssertionError as exc:
+        return dev, str(exc)
+
+
+@pytest.mark.parametrize("name", sorted(_races.CASES))
+def test_the_right_twin_is_right_and_clean(name):
+    c = _races.CASES[name]
+    _needs(c)
+    dev, wrong = _run(c, c.right)
+    assert wrong is None, wrong
+    assert [f"{f.kind} {f.where()}" for f in dev.emu.findings] == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in _races.CASES.items() if c.expect.kind != "order-dependent"))
+def test_the_wrong_kernel_is_named_by_its_cause(name):
+    c = _races.CASES[name]
+    _needs(c)
+    e = c.expect
+    dev, _ = _run(c, c.wrong)
+    errors = [f for f in dev.emu.findings if f.severity == "error"]
+    line = _races.line_of(c.source, e.line)
+    hits = [f for f in errors if f.kind == e.kind and f.line == line]
+    assert hits, f"want {e.kind} at line {line}, got {[(f.kind, f.line) for f in dev.emu.findings]}"
+    f = hits[0]
+    if e.headline:
+        assert (errors[0].kind, errors[0].line) == (e.kind, line), [(g.kind, g.line) for g in errors]
+    if e.other is not None:
+        assert f.other_line == _races.line_of(c.source, e.other), f.message
+    if e.blocks is not None:
+        assert f.other_block is not None and (f.other_block == f.block) == (e.blocks == "same"), f.message
+    for phrase in e.says:
+        assert phrase in f.message, f"{phrase!r} not in: {f.message}"
+    for phrase in e.never:
+        assert phrase not in f.message, f"{phrase!r} in: {f.message}"
