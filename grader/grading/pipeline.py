@@ -24,8 +24,8 @@ from grader.grading import grade_notes as _notes
 from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
-from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, SCREEN_BUDGET_S, CaseOutcome, diagnose, run_case,
-                         sanitizer_stage, screen_stage, where as _where)
+from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, SCREEN_BUDGET_S, CaseOutcome, diagnose, order_stage,
+                         run_case, sanitizer_stage, screen_stage, where as _where)
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
 from grader.grading.python_kernels import python_compile_failure, python_compile_stage
@@ -83,6 +83,11 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     sub = locate(folder, kata_id, launch_file=launch_file)
     kata = sub.kata
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
+    # `--case schedule=N` reruns a case under the emulator's schedule N (the order check's report)
+    schedule = 0
+    if case is not None and "schedule" in case:
+        case = dict(case)
+        schedule = _schedule_of(case.pop("schedule"))
     examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
     chosen, why = choose_backend(backend)
     sandbox_notes = _notes.sandbox_notes()
@@ -136,7 +141,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                 return CaseOutcome(c, True, "timeout", None, late(c), (), (), 0)
             worker.timeout_s = min(timeout_s, left)  # a case may not outlast the grade
             data = _cases.materialize(kata, c)
-            outcome, result = run_case(kata, worker, data)
+            outcome, result = run_case(kata, worker, data, schedule=schedule)
             if outcome.reason == "timeout" and left < timeout_s:  # stopped by the grade's deadline
                 outcome = dataclasses.replace(outcome, problem=late(c))
             runs[c.label()] = (data, outcome)
@@ -164,7 +169,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                    reasons=("compile-error",), compile=stage)
             if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
                 data = runs[search.failure.case.label()][0]
-                failure, findings = diagnose(kata, emulator, data, failure, findings, label)
+                failure, findings = diagnose(kata, emulator, data, failure, findings, label, schedule=schedule)
                 correctness = dataclasses.replace(correctness, failure=failure)
             verdict = "error" if failure.reason == "" else "fail"
             return GradeReport(**base, verdict=verdict, stage="correctness", headline=failure.headline,
@@ -181,6 +186,11 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             # the GPU they also meet the engine (deadlock, out-of-bounds) only here.
             memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory,
                                   budget_s=max(0.0, min(SCREEN_BUDGET_S, deadline - time.monotonic())))
+        if not any(f.severity == "error" for f in memory.findings) and not schedule:
+            # the same case under two other legal orders of blocks and atomics (the emulator's default
+            # hides an order dependence); only when the kernel has atomics, so most grades pay nothing
+            atomics = not compiled.ptx or any(op in compiled.ptx for op in ("atom.", "red."))
+            memory = order_stage(kata, emulator, passed, memory, seed, atomics=atomics)
         findings = merge_findings([*findings, *memory.findings])
         common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
         errors = [f for f in findings if f.severity == "error"]
@@ -230,6 +240,16 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         return GradeReport(**base, verdict="pass", stage="done",
                            headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, estimate=model.result(), **common)
+
+
+def _schedule_of(value) -> int:
+    try:
+        schedule = int(value)
+    except (TypeError, ValueError):
+        schedule = -1
+    if schedule < 0:
+        raise UsageError(f"--case schedule={value}: a schedule is a whole number (0: the emulator's default order)")
+    return schedule
 
 
 def _on_windows() -> bool:

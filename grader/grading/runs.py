@@ -43,8 +43,9 @@ class CaseOutcome:
     elements: int  # input elements (the case's size)
 
 
-def run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, counters=False):
-    """(CaseOutcome, the worker's RunResult) of one case."""
+def run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, counters=False, schedule=0):
+    """(CaseOutcome, the worker's RunResult) of one case; schedule > 0: the emulator runs blocks
+    and atomics in that other legal order (order_stage)."""
     args = []
     for arg in kata.args:
         if arg.role == "scalar":
@@ -54,7 +55,7 @@ def run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, cou
             args.append(ArgValue(arg.name, "out", None, arg.dtype.str, int(want.size)))
         else:
             args.append(ArgValue(arg.name, arg.role, data.inputs[arg.name]))
-    result = worker.run(RunSpec(tuple(args), sanitize=sanitize, counters=counters))
+    result = worker.run(RunSpec(tuple(args), sanitize=sanitize, counters=counters, schedule=int(schedule)))
     errors = [f for f in result.findings if f.severity == "error"]
     if result.problem is not None:
         reason = PROBLEM_REASON.get(result.problem.kind)
@@ -68,11 +69,11 @@ def run_case(kata, worker: Worker, data: _cases.CaseData, *, sanitize=False, cou
 
 
 def diagnose(kata, emulator: Worker, data: _cases.CaseData, failure: CaseFailure, findings,
-             label: str = "the sanitizer"):
+             label: str = "the sanitizer", schedule: int = 0):
     """A wrong answer often has a cause the sanitizer can name (a race, an uninitialised read):
     run the failing case once more on the emulator with it on and add what it finds to the
     failure's reasons. Returns (failure, findings)."""
-    outcome, _ = run_case(kata, emulator, data, sanitize=True)
+    outcome, _ = run_case(kata, emulator, data, sanitize=True, schedule=schedule)
     errors = [f for f in outcome.findings if f.severity == "error"]
     if not errors:
         return failure, findings
@@ -136,6 +137,60 @@ def screen_stage(kata, emulator: Worker, public, memory: MemoryStage, *,
             return dataclasses.replace(memory, screened=screened, note=_join(memory.note, note))
     note = f"{len(left)} public cases not screened after {budget_s:.0f} s: {'; '.join(left)}" if left else ""
     return dataclasses.replace(memory, screened=screened, note=_join(memory.note, note))
+
+
+def schedules_for(seed: int) -> tuple[int, int]:
+    """The order check's two schedules, from the grade's seed: one shuffles blocks and atomics, one
+    reverses them (harness/emulator/schedule.py)."""
+    k = int(seed) % 1_000_000
+    return 2 * k + 1, 2 * k + 2
+
+
+def order_stage(kata, emulator: Worker, passed, memory: MemoryStage, seed: int, *, atomics: bool = True) -> MemoryStage:
+    """The sanitizer's case once more under two other legal schedules (blocks started shuffled or
+    reversed, part of the grid resident at a time, atomics arriving shuffled or reversed), with
+    the observers off. On a GPU those orders happen; in the emulator's default lockstep they never
+    do, so a result that depends on them (a slot from atomicAdd taken as the thread's rank, a block
+    reading a total other blocks still add to) passes everything else. A schedule the kernel cannot
+    finish under (a wait for a block that is not resident) says nothing and is skipped.
+    `atomics`: False when the kernel's PTX has no atomic, so no order can matter that the
+    sanitizer's race checks do not already see (the stage is skipped, costing nothing)."""
+    if not atomics or memory.case is None:
+        return memory
+    data = next((d for d, _ in passed if dict(d.case.params) == memory.case), None)
+    if data is None:
+        return memory
+    for s in schedules_for(seed):
+        outcome, result = run_case(kata, emulator, data, schedule=s)
+        if not outcome.failed or outcome.problem is not None or result.stopped:
+            continue
+        lines = tuple(result.extra.get("atomic_order", ()))
+        return dataclasses.replace(memory, case={**dict(data.case.params), "schedule": s},
+                                   findings=(_order_finding(data.case, outcome, s, lines),
+                                             *(f for f in outcome.findings if f.severity == "error")))
+    return memory
+
+
+def _order_finding(case, outcome: CaseOutcome, schedule: int, lines: tuple):
+    from harness.emulator.findings import Finding
+
+    how = "shuffled" if schedule % 2 else "reversed"
+    got = outcome.check.headline() if outcome.check is not None else outcome.reason
+    if lines:
+        at = ", ".join(f"{Path(f).name if f else '?'}:{ln}" for f, ln in lines[:4])
+        cause = (f"the order of atomics: the atomic at {at} returns values in arrival order, and no thread or block "
+                 "order fixes that order (an atomicAdd's old value is not the thread's rank); compute positions "
+                 "from the data instead (a count or scan of the earlier elements)")
+    else:
+        cause = ("the order of blocks: a block uses what other blocks write or add in the same launch, which "
+                 "nothing orders; finish that work in a second kernel")
+    reproduce = " ".join(f"--case {k}={v}" for k, v in {**case.params, "schedule": schedule}.items())
+    file, line = lines[0] if lines else (None, None)
+    return Finding(kind="order-dependent", file=file, line=line,
+                   message=f"with blocks started in {how} order, part of the grid resident at a time and atomics "
+                           f"arriving in {how} order (schedule {schedule}, as legal on a GPU as the default), "
+                           f"{case.label()} gives {got}: the result depends on {cause}. Rerun that schedule "
+                           f"with `{reproduce}`")
 
 
 def _join(*notes: str) -> str:

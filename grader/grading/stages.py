@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from grader.grading.check import Mismatch
+from harness.emulator.findings import cause_rank
 
 
 @dataclass(frozen=True)
@@ -115,4 +116,6 @@ def merge_findings(findings) -> tuple:
             merged[key] = replace(merged[key], count=merged[key].count + f.count)
         else:
             merged[key] = f
-    return tuple(sorted(merged.values(), key=lambda f: (f.severity != "error", f.line or 0)))
+    # errors first, causes before their symptoms (an uninitialised read before the out-of-bounds
+    # access its garbage index makes), then by line
+    return tuple(sorted(merged.values(), key=lambda f: (f.severity != "error", cause_rank(f.kind), f.line or 0)))

@@ -12,11 +12,11 @@ shared_shadow, sanitizer_report, initcheck, tally and warp_costs).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .findings import KINDS, EmulatorError, Finding, UnsupportedPTX
+from .findings import KINDS, SYMPTOMS, EmulatorError, Finding, UnsupportedPTX, cause_rank
 from .initcheck import GlobalInit
 from .memory import GlobalMemory
 from .observer import Fanout, Observer
@@ -34,6 +34,8 @@ class LaunchResult:
     instructions: int  # issued PC-group instructions (the watchdog's unit)
     printed: tuple = ()  # device printf: (block, thread, seq, block xyz, thread xyz, text) (printf.py)
     printed_cut: int = 0  # printf lines past printf.KEEP, counted only
+    # with a schedule: (file, line) of atomics whose returned values the arrival order changed
+    atomic_order: tuple = ()
 
 
 class LoadedModule:
@@ -58,8 +60,10 @@ class LoadedModule:
 class Emulator:
     def __init__(self, sanitize: bool = False, counters: bool = False, max_resident_blocks: int | None = None,
                  instruction_budget: int = 2_000_000_000, wall_clock_s: float = 60.0,
-                 observers: list[Observer] | None = None):
+                 observers: list[Observer] | None = None, schedule: int = 0):
         self.sanitize, self.counters = sanitize, counters
+        # 0: the default order; s > 0: another legal order of blocks and atomics (schedule.py)
+        self.schedule, self._launched = int(schedule), 0
         self.max_resident_blocks = max_resident_blocks
         self.instruction_budget, self.wall_clock_s = instruction_budget, wall_clock_s
         self.extra_observers = list(observers or [])
@@ -134,19 +138,36 @@ class Emulator:
 
         kernel = mod.kernel(name)
         observer, counters = self._observers()
+        sched = None
+        if self.schedule:
+            from .schedule import Schedule
+            sched = Schedule(self.schedule, self._launched)
+        self._launched += 1
         eng = Engine(self.mem, mod.module, kernel, grid, block, shared_bytes, list(args), observer,
                      self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at,
-                     blocks=blocks)
+                     blocks=blocks, schedule=sched)
         stopped, issued = eng.run()
-        found = eng.findings_list() + (list(observer.findings) if observer is not None else [])
+        found = by_cause(eng.findings_list() + (list(observer.findings) if observer is not None else []))
         if int(shared_bytes) > DYNAMIC_SHARED_DEFAULT:
             found.append(_large_shared(mod, kernel, int(shared_bytes)))
         self.findings.extend(found)
         return LaunchResult(found, counters, stopped, issued, tuple(getattr(eng, "printed", ())),
-                            int(getattr(eng, "printed_cut", 0)))
+                            int(getattr(eng, "printed_cut", 0)),
+                            tuple(sorted(sched.atomic_lines, key=str)) if sched is not None else ())
 
 
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # bytes a launch may ask for without opting in
+
+def by_cause(found: list[Finding]) -> list[Finding]:
+    """The launch's findings, causes first (findings.cause_rank; found order inside a rank); a
+    symptom in a launch that read unwritten memory says so."""
+    found = sorted(found, key=lambda f: cause_rank(f.kind))
+    garbage = next((f for f in found if f.kind in ("uninitialized-read", "cp-async-unwaited")), None)
+    if garbage is None:
+        return found
+    note = (f" (this launch first read memory nothing had written, at {garbage.where()}: an address, branch or "
+            "loop count computed from that garbage goes anywhere, so fix that read first)")
+    return [replace(f, message=f.message + note) if f.kind in SYMPTOMS else f for f in found]
 
 
 def _large_shared(mod: LoadedModule, kernel: Function, nbytes: int) -> Finding:

@@ -16,7 +16,9 @@ KINDS = {
     # a warp shuffle read a lane past the end of a partial warp: garbage (poison here), which a
     # reduction whose lane 0 never depends on it may ignore; a result that does turns into NaN
     "shuffle-missing-lane": "warning",
-    "barrier-after-exit": "warning",  # a barrier completed because exited threads count as arrived
+    # a barrier completed because exited threads count as arrived: it sits in control flow part of
+    # the block skipped (invalid CUDA, whatever a GPU does with it)
+    "barrier-after-exit": "error",
     "deadlock": "error",  # no thread can make progress (barrier or warp-sync never satisfied)
     "watchdog": "error",  # instruction budget or wall clock exhausted: probably a hang
     "trap": "error",  # the kernel executed trap (__trap() or a failed assert()); the launch aborted
@@ -25,6 +27,21 @@ KINDS = {
     # the answer changed when the emulator ran the blocks, warps or atomics in another legal order
     "order-dependent": "error",
 }
+
+
+# Findings that are causes rank before those that are usually their symptoms: a copy not waited
+# for before the read of its bytes, then reads of unwritten memory and races (whose garbage becomes
+# addresses, branch conditions and trip counts), then barriers, then the accesses and hangs such
+# garbage produces.
+_CAUSE_RANK = {"cp-async-unwaited": 0, "uninitialized-fragment": 1, "uninitialized-read": 1, "race-raw": 1,
+               "race-war": 1, "race-waw": 1, "order-dependent": 1, "divergent-barrier": 2,
+               "barrier-after-exit": 2, "shuffle-missing-lane": 2}
+SYMPTOMS = ("out-of-bounds", "misaligned", "divergent-barrier", "barrier-after-exit", "deadlock", "watchdog")
+
+
+def cause_rank(kind: str) -> int:
+    """0 for the likeliest causes, 3 for symptoms (out-of-bounds, hangs) and the rest."""
+    return _CAUSE_RANK.get(kind, 3)
 
 
 @dataclass(frozen=True)

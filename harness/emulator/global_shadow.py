@@ -42,16 +42,15 @@ class GlobalRaces:
         self.clock = 0
         self.threads = threads
         size = min(max(nblocks, 1), 1 << 16)
-        self.fenced = np.zeros(size, np.int64)  # per linear block: time of its last fence
-        self.acquired = np.zeros(size, np.int64)  # last atomic, fence or volatile load
+        self.fences: dict[int, list[int]] = {}  # per linear block: the times of its fences
+        self.acquired = np.zeros(size, np.int64)  # per linear block: its last atomic, fence or volatile load
         self.last_load: dict[int, np.ndarray] = {}  # slot -> per thread, the last word it loaded + 1
 
     # ---- ordering events ------------------------------------------------------------------
     def _cover(self, blocks: np.ndarray) -> None:
         top = int(blocks.max()) + 1
-        if top > self.fenced.size:
-            n = max(top, 2 * self.fenced.size)
-            self.fenced = np.concatenate([self.fenced, np.zeros(n - self.fenced.size, np.int64)])
+        if top > self.acquired.size:
+            n = max(top, 2 * self.acquired.size)
             self.acquired = np.concatenate([self.acquired, np.zeros(n - self.acquired.size, np.int64)])
 
     def fence(self, blocks) -> None:
@@ -59,8 +58,21 @@ class GlobalRaces:
         if blocks.size:
             self.clock += 1
             self._cover(blocks)
-            self.fenced[blocks] = self.clock
             self.acquired[blocks] = self.clock
+            for b in blocks.tolist():
+                self.fences.setdefault(b, []).append(self.clock)
+
+    def _published(self, writers: np.ndarray, times: np.ndarray) -> np.ndarray:
+        """Per write, the time of its block's first fence after it (0: none yet)."""
+        out = np.zeros(writers.size, np.int64)
+        for b in np.unique(writers).tolist():
+            log = self.fences.get(b)
+            if log:
+                m = writers == b
+                log = np.asarray(log, np.int64)
+                k = np.searchsorted(log, times[m], side="right")
+                out[m] = np.where(k < log.size, log[np.minimum(k, log.size - 1)], 0)
+        return out
 
     def block_end(self, slots) -> None:
         for s in np.asarray(slots).tolist():
@@ -230,8 +242,8 @@ class GlobalRaces:
         # two blocks: the writer fenced after writing and the reader's block acquired after that
         other = ~same
         if other.any():
-            f = self.fenced[wb[other]]
-            ordered[other] = (f > wt[other]) & (self.acquired[rb[other]] > f)
+            f = self._published(wb[other], wt[other])
+            ordered[other] = (f > 0) & (self.acquired[rb[other]] > f)
             if kind == "race-waw":  # a store after atomics its own block's atomic came after
                 at = c["atomic"][w[other]]
                 ordered[other] |= at & (self.acquired[rb[other]] >= wt[other])

@@ -59,8 +59,9 @@ def _geometry(R: int, block: tuple[int, int, int]) -> tuple:
 
 class LaunchState:
     def __init__(self, mem, module, kernel, grid, block, shared_bytes, args, observer,
-                 budget, wall_clock_s, max_resident_blocks, globals_at, blocks=None):
+                 budget, wall_clock_s, max_resident_blocks, globals_at, blocks=None, schedule=None):
         self.mem, self.module, self.kernel = mem, module, kernel
+        self.schedule = schedule  # schedule.Schedule: another legal block and atomic order, or None
         self.code = module.code
         self.grid, self.block = _dims(grid), _dims(block)
         self.T = self.block[0] * self.block[1] * self.block[2]
@@ -91,6 +92,10 @@ class LaunchState:
             per_sm = min(per_sm, SHARED_SM // self.shared_size)
         r = H200_SMS * max(1, per_sm) if max_resident_blocks is None else int(max_resident_blocks)
         r = min(r, max(1, LANE_BYTES_BUDGET // (lane_bytes * self.T)))
+        self.order = None  # the order blocks start in (None: increasing)
+        if schedule is not None:
+            r = schedule.residency(r, self.to_run)
+            self.order = schedule.block_order(self.to_run)
         self.R = R = max(1, min(r, self.to_run))
         self.N = N = R * self.T
         self.WPB = (self.T + 31) // 32
@@ -227,6 +232,8 @@ class LaunchState:
         if slots.size == 0:
             return
         blocks = np.arange(self.next_block, self.next_block + slots.size)
+        if self.order is not None:
+            blocks = self.order[blocks]
         if self.block_ids is not None:
             blocks = self.block_ids[blocks]
         self.next_block += slots.size

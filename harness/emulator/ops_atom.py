@@ -146,16 +146,30 @@ def atom(eng, inst):
             if good is not None:
                 old = np.full(idx.size, np.frombuffer(b"\xff" * size, dt)[0], dt)
                 if op == "cas":  # cas(old, cmp=b, new=c): serial() passes (vals=new, cmp)
-                    old[good] = serial(view, idx[good], y[good], step, None, x[good])
+                    old[good] = arrive(eng, inst, view, idx[good], y[good], step, None, x[good], d)
                 else:
-                    old[good] = serial(view, idx[good], x[good], step, uf)
+                    old[good] = arrive(eng, inst, view, idx[good], x[good], step, uf, None, d)
             elif op == "cas":
-                old = serial(view, idx, y, step, None, x)
+                old = arrive(eng, inst, view, idx, y, step, None, x, d)
             else:
-                old = serial(view, idx, x, step, uf)
+                old = arrive(eng, inst, view, idx, x, step, uf, None, d)
             if d is not None:
                 d(sel if lanes is None else (lanes + sel.start if isinstance(sel, slice) else sel[lanes]), old)
     return PLAIN, run
+
+
+def arrive(eng, inst, view, idx, vals, step, ufunc, cas_cmp, dest):
+    """serial() in the launch's arrival order: lane order, or the schedule's (schedule.py), which
+    notes the atomics whose returned values it changed."""
+    sch = eng.schedule
+    if sch is None:
+        return serial(view, idx, vals, step, ufunc, cas_cmp)
+    p = sch.arrival(idx.size)
+    old = np.empty(idx.size, view.dtype)
+    old[p] = serial(view, idx[p], vals[p], step, ufunc, None if cas_cmp is None else cas_cmp[p])
+    if dest is not None:
+        sch.note_atomic(inst, idx)
+    return old
 
 
 def _n(sel):

@@ -2,8 +2,10 @@
 launch-ending findings (deadlock, watchdog). A mixin of Engine, split out of the loop by concern.
 
 Barriers count arrivals per barrier id and block; exited threads count as arrived, so a barrier
-completed only thanks to them is reported: a warning when they returned before the barrier's
-code (the early-return idiom), a divergent barrier when they ran on past it. Barriers at
+completed only thanks to them is reported: barrier-after-exit when they exited without running
+anything past it (a barrier inside an `if` part of the block skips, or after an `if (...) return;`),
+a divergent barrier when they ran on past it; both are errors (a barrier in non-uniform control
+flow is invalid CUDA). Barriers at
 different PCs that complete together are a divergent barrier naming both and their threads.
 Warp-level operations wait until every existing lane of their member mask has arrived.
 """
@@ -85,10 +87,10 @@ class Synchronisation:
                 self._push(p + 1, lanes)
 
     def _after_exit(self, first, done) -> None:
-        """A barrier completed because exited threads count as arrived. Threads that returned early
-        before reaching anything past the barrier (`if (i >= n) return;`) are a warning; threads
-        that skipped it and went on to write memory after it in the program are a divergent
-        barrier: they ran code the barrier was meant to order."""
+        """A barrier completed because exited threads count as arrived. Threads that exited without
+        reaching anything past the barrier are barrier-after-exit; threads that skipped it and went
+        on to write memory after it in the program are a divergent barrier: they ran code the
+        barrier was meant to order."""
         p0, l0 = first
         past = np.zeros(0, np.int64)
         if self.gone is not None:  # what exited lanes did is kept only with an observer (sanitizer)
@@ -107,9 +109,24 @@ class Synchronisation:
                         "thread of the block must reach the same __syncthreads())")
             return
         self.report("barrier-after-exit", self.code[p0], l0,
-                    f"__syncthreads() at {self.where(p0)} completed only because some threads "
-                    "of the block had already exited (an early return before a barrier is "
-                    "undefined behaviour)", once=True)
+                    f"__syncthreads() at {self.where(p0)} is reached by {self.threads(l0)} only: the others "
+                    f"of the block {self._skipped_by(p0)} and exited, so the barrier completed only because "
+                    "exited threads count as arrived. A barrier in control flow that not every thread of the "
+                    "block takes is invalid CUDA (the programming guide's rule for __syncthreads()): keep "
+                    "every thread alive to the barrier and guard only the work around it", once=True)
+
+    def _skipped_by(self, p0: int) -> str:
+        """How the exited threads got past the barrier at p0, as the code says it: the conditional
+        branch before it, in its function, that jumps over it (an `if` around the barrier, or an
+        `if (...) return;` above it; the PTX of the two is the same)."""
+        code = self.code
+        for p in range(p0 - 1, -1, -1):
+            inst = code[p]
+            if inst.func != code[p0].func:
+                break
+            if inst.op == "bra" and inst.guard is not None and inst.target is not None and inst.target > p0:
+                return f"took the branch at {self.where(p)}, which skips it,"
+        return "never reached it"
 
     def _function_of_pc(self) -> np.ndarray:
         """Per PC, an id of the function it belongs to (computed once per launch)."""

@@ -50,6 +50,7 @@ class RunSpec:
     args: tuple[ArgValue, ...]  # in launch.py's order
     sanitize: bool = False  # CPU only: shared-memory race and uninitialised-read checks
     counters: bool = False  # CPU only: memory and issue counters
+    schedule: int = 0  # CPU only: 0 the emulator's default order, s > 0 another legal one (emulator schedule.py)
     plan_timeout_s: float = 100.0  # launch.py's own alarm; the Worker sets it below its timeout
 
 

@@ -24,11 +24,11 @@ from harness.sandbox import device_stdout
 from harness.sandbox.plan_host import HostFailure
 
 
-def make_backend(spec: str, sanitize: bool, counters: bool):
+def make_backend(spec: str, sanitize: bool, counters: bool, schedule: int = 0):
     if spec == "cpu":
         from harness.backends.cpu import CpuBackend
 
-        return CpuBackend(sanitize=sanitize, counters=counters)
+        return CpuBackend(sanitize=sanitize, counters=counters, schedule=schedule)
     if spec == "gpu":
         from harness.backends.gpu import GpuBackend
 
@@ -161,7 +161,7 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
     plan = None
     device_out = device_stdout.start() if program.backend == "gpu" else None  # the GPU's printf
     try:
-        backend = make_backend(program.backend, spec.sanitize, spec.counters)
+        backend = make_backend(program.backend, spec.sanitize, spec.counters, spec.schedule)
         if program.kernel_path:  # kernel.py: imported and compiled here, in the worker (dialect.py)
             from harness.backends.dialect import DialectBackend
 
@@ -217,13 +217,15 @@ def _run(program: Program, launch_fn, spec: RunSpec) -> RunResult:
             problem = problem or Problem("internal", f"counters failed: {exc}", detail=traceback.format_exc())
     stopped = bool(getattr(backend, "stopped", False))
     printed = tuple(getattr(backend, "printed", ()) or ())
+    atomic_order = tuple(getattr(backend, "atomic_order", ()) or ()) if spec.schedule else ()
     if backend is not None:
         with contextlib.suppress(Exception):
             backend.close()
     return RunResult(outputs if problem is None else {}, changed, findings, counters,
                      tuple(plan.launches) if plan else (), problem,
                      captured.getvalue()[-OUTPUT_LIMIT:], time.perf_counter() - start, stopped,
-                     extra={"printf": gpu_printed or printed} if printed or gpu_printed else {})
+                     extra={**({"printf": gpu_printed or printed} if printed or gpu_printed else {}),
+                            **({"atomic_order": atomic_order} if atomic_order else {})})
 
 
 def _call(program: Program, host, target: str, kwargs: dict):

@@ -262,10 +262,11 @@ extern "C" __global__ void early(float* x, int n) {
 '''
 
 
-def test_barrier_after_exit_is_a_warning_and_the_barrier_completes():
+def test_barrier_after_exit_is_an_error_and_the_barrier_completes():
     (x,), res = run(EARLY_EXIT, "early", (1, 1, 1), (64, 1, 1), [np.arange(64, dtype=np.float32), 40])
     assert kinds(res) == ["barrier-after-exit"]
-    assert res.findings[0].line == line_of(EARLY_EXIT, "MARK") and res.findings[0].severity == "warning"
+    assert res.findings[0].line == line_of(EARLY_EXIT, "MARK") and res.findings[0].severity == "error"
+    assert "took the branch at kernel.cu:" in res.findings[0].message
     np.testing.assert_array_equal(x[:40], np.arange(40)[::-1])
 
 

@@ -68,3 +68,31 @@ def test_the_wrong_kernel_is_named_by_its_cause(name):
         assert phrase in f.message, f"{phrase!r} not in: {f.message}"
     for phrase in e.never:
         assert phrase not in f.message, f"{phrase!r} in: {f.message}"
+
+
+ORDERED = sorted(n for n, c in _races.CASES.items() if c.cls in ("atomic-order", "cross-block"))
+
+
+@pytest.mark.parametrize("name", ORDERED)
+def test_an_order_dependent_result_shows_as_a_mismatch_under_another_schedule(name):
+    c = _races.CASES[name]
+    _, wrong = _run(c, c.wrong, sanitize=False)
+    assert wrong is None, "the default order (lockstep, lane-ordered atomics) hides it"
+    failing = [s for s in SCHEDULES if _run(c, c.wrong, sanitize=False, schedule=s)[1] is not None]
+    assert failing, "no schedule tried shows it"
+    again = _run(c, c.wrong, sanitize=False, schedule=failing[0])[1]
+    assert again is not None, "a schedule number reproduces its run"
+    if c.expect.kind == "order-dependent":  # the atomics whose returned values moved are named
+        dev, _ = _run(c, c.wrong, sanitize=False, schedule=failing[0])
+        lines = {line for r in dev.results for _, line in r.atomic_order}
+        assert _races.line_of(c.source, c.expect.line) in lines
+
+
+@pytest.mark.parametrize("name", sorted(_races.CASES))
+def test_the_right_twin_is_right_and_clean_under_other_schedules(name):
+    c = _races.CASES[name]
+    _needs(c)
+    for s in SCHEDULES[:2]:
+        dev, wrong = _run(c, c.right, schedule=s)
+        assert wrong is None, f"schedule {s}: {wrong}"
+        assert [f"{f.kind} {f.where()}" for f in dev.emu.findings] == [], f"schedule {s}"

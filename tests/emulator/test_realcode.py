@@ -150,9 +150,12 @@ def test_barrier_skipped_by_threads_that_run_on_is_a_divergent_barrier_naming_th
     assert f"threads 64-127 of block (0,0,0) never arrived: they ran kernel.cu:{line_of(SKIP, '= -x')}" in f.message
 
 
-def test_early_return_before_the_barrier_stays_a_warning():
+def test_an_early_return_before_the_barrier_is_an_error_naming_the_branch():
+    # a barrier in control flow part of the block skips is invalid CUDA (it was a warning once)
     _, res = launch(EARLY, "k", 1, 128, [np.ones(128, np.float32)], [(128, np.float32)], [100])
-    assert [(f.kind, f.severity) for f in res.findings] == [("barrier-after-exit", "warning")]
+    assert [(f.kind, f.severity) for f in res.findings] == [("barrier-after-exit", "error")]
+    branch = line_of(EARLY, "return;")
+    assert f"the others of the block took the branch at kernel.cu:{branch}, which skips it" in res.findings[0].message
 
 
 def test_every_thread_reaching_the_barrier_is_clean():
@@ -294,7 +297,7 @@ extern "C" __global__ void k(const float* x, float* out, int n) {
 '''
 
 
-def test_an_early_return_that_writes_through_a_callee_first_stays_a_warning():
+def test_an_early_return_that_writes_through_a_callee_first_is_a_barrier_after_exit():
     (out,), res = launch(CALLEE, "k", 1, 128, [np.arange(128, dtype=np.float32)], [(128, np.float32)], [100])
-    assert [(f.kind, f.severity) for f in res.findings] == [("barrier-after-exit", "warning")]
+    assert [(f.kind, f.severity) for f in res.findings] == [("barrier-after-exit", "error")]
     assert out[127] == -1 and out[0] == 99

@@ -354,8 +354,10 @@ def test_every_finding_kind_has_a_provoking_kernel():
 
     from test_tc_findings import KINDS as TENSOR_CORE_KINDS  # provoked in test_tc_findings.py
 
-    # large-shared is a property of the launch, not of a line: test_realcode.py provokes it
-    assert {_expected(_source(name, fix=False))[0] for name in SRC} | TENSOR_CORE_KINDS == set(KINDS) - {"large-shared"}
+    # large-shared is a property of the launch, not of a line: test_realcode.py provokes it;
+    # order-dependent is a mismatch between schedules: test_races_corpus.py provokes it
+    assert {_expected(_source(name, fix=False))[0] for name in SRC} | TENSOR_CORE_KINDS == \
+        set(KINDS) - {"large-shared", "order-dependent"}
 
 
 def test_wild_offsets_are_left_to_the_engine():

@@ -37,7 +37,10 @@ class RaceCase:
     right: str
     run: object  # fn(dev, rng, kernel)
     expect: Expect
-    cls: str  # the class: global-race | atomic-order | cross-block | barrier | scope | numba | cp-async | branch-barrier
+    # the class: global-race | atomic-order | cross-block | memory-order (a missing fence, which
+    # the emulator's sequentially consistent memory never shows) | barrier | scope | numba | cp-async |
+    # branch-barrier
+    cls: str
     gpu: bool = True  # run on the H200 by the device job
     extra: tuple = field(default_factory=tuple)  # more right kernels the case uses (a second launch)
 
