@@ -16,7 +16,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .findings import KINDS, SYMPTOMS, EmulatorError, Finding, UnsupportedPTX, cause_rank
+from .findings import (
+    KINDS,
+    SYMPTOMS,
+    EmulatorError,
+    Finding,
+    UnsupportedPTX,
+    cause_rank,
+)
 from .initcheck import GlobalInit
 from .memory import GlobalMemory
 from .observer import Fanout, Observer

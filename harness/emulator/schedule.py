@@ -40,6 +40,5 @@ class Schedule:
     def note_atomic(self, inst, idx: np.ndarray) -> None:
         """An atomic whose old value a thread uses, with lanes sharing an address: its values
         depend on the arrival order."""
-        if idx.size > 1 and (inst.file, inst.line) not in self.atomic_lines:
-            if np.unique(idx).size < idx.size:
-                self.atomic_lines.add((inst.file, inst.line))
+        if idx.size > 1 and (inst.file, inst.line) not in self.atomic_lines and np.unique(idx).size < idx.size:
+            self.atomic_lines.add((inst.file, inst.line))

@@ -72,6 +72,8 @@ def close(got, want, rtol, atol, what):
 
 
 def load_numba_module():
+    if not hasattr(np, "row_stack"):  # numba-cuda registers np.row_stack, which numpy 2.5 removed
+        np.row_stack = np.vstack
     spec = importlib.util.spec_from_file_location("races_numba", HERE / "races_numba.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,7 +1,6 @@
 """The schedule-bug corpus' cases: per pair, the host program and what the wrong kernel's finding
 must say. Lines are named by the `MARK name` comments of the sources."""
 import numpy as np
-
 from _races import Expect, case, close
 
 I32, F32 = np.int32, np.float32
