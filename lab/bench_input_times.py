@@ -1,7 +1,7 @@
 """How long a fresh machine's first GPU grade spends making bench inputs and references, measured
 without a GPU: the same functions the performance stage calls (grader/performance/bench_inputs.py).
 
-    python bench/bench_input_times.py [KATA ...] [--write bench/results/bench-input-times.md]
+    python lab/bench_input_times.py [KATA ...] [--write lab/results/bench-input-times.md]
 
 Per kata, each bench case in its own subprocess (so one case's arrays are freed before the next):
 the seconds of reference.generate, reference.reference and the error scales at the bench shape,
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(row, flush=True)
     lines = ["# Bench inputs and references of a first GPU grade, made on the CPU", "",
-             f"- command: `python bench/bench_input_times.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip(),
+             f"- command: `python lab/bench_input_times.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip(),
              f"- date: {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores",
              f"- 1-minute load average at start / end: {load0:.1f} / {os.getloadavg()[0]:.1f}", "",
              "serial s: generate + reference + error scales of every bench case one after the other (what the "

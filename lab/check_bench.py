@@ -1,7 +1,7 @@
 """How long grader.grading.check's elementwise compare takes on bench-size outputs, before and after it
 worked in blocks (the perf stage runs it on every bench case's output).
 
-    python bench/check_bench.py [--log2n 26] [--repeat 3]
+    python lab/check_bench.py [--log2n 26] [--repeat 3]
 
 Cases: a float32 output against a float64 reference under a "bound" tolerance with a full-shape
 error scale (softmax's shape of check), the same with a one-element scale (reduce, spmv-like), and

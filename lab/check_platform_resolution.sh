@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Does `pip install kata` resolve to binary wheels on macOS (arm64, x86_64), Linux and Windows?
-#   bash bench/check_platform_resolution.sh [PYTHON_VERSION ...]   (default: 3.10 3.12 3.13)
+#   bash lab/check_platform_resolution.sh [PYTHON_VERSION ...]   (default: 3.10 3.12 3.13)
 # pip evaluates environment markers (sys_platform) for the machine it runs on, even with
 # --platform, so uv resolves the dependency set for each target platform first (markers right),
 # then `pip install --dry-run --report --only-binary=:all: --platform TAG --no-deps` checks that

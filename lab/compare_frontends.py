@@ -1,6 +1,6 @@
 """Grade every solution and wrong kernel with NVRTC and with clang; list where they differ.
 
-    python bench/compare_frontends.py [ID ...] [--out FILE.md] [--examples N]
+    python lab/compare_frontends.py [ID ...] [--out FILE.md] [--examples N]
 
 Needs both front ends (Linux: NVRTC from `pip install kata`, clang from `pip install ziglang` and
 `kata setup`). Compared per kernel: verdict, reasons, the stage, the first finding's kind and

@@ -2,8 +2,8 @@
 wrong (the numpy reference disagrees), unsupported (an instruction the emulator lacks) and
 false-finding (right answer, but the sanitizer or engine reported something).
 
-    python bench/corpus_counts.py                      # print the table
-    python bench/corpus_counts.py --write bench/results/corpus.md
+    python lab/corpus_counts.py                      # print the table
+    python lab/corpus_counts.py --write lab/results/corpus.md
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def main() -> int:
     text = "\n".join([
         "# Real-code corpus on the emulator",
         "",
-        "- command: `python bench/corpus_counts.py --write bench/results/corpus.md`",
+        "- command: `python lab/corpus_counts.py --write lab/results/corpus.md`",
         f"- date: {datetime.date.today().isoformat()}",
         f"- {total} kernels in {len(rows)} cases, sanitizer on, {time.perf_counter() - start:.0f} s in all",
         "",

@@ -2,8 +2,8 @@
 GPU this checks that every kernel the emulator calls correct is correct on the hardware too, with
 the same numpy references and tolerances.
 
-    python bench/corpus_gpu.py                 # the GPU (CuPy); exit 0 when every case passes
-    python bench/corpus_gpu.py --backend cpu   # the same cases through the CPU backend (a dry run)
+    python lab/corpus_gpu.py                 # the GPU (CuPy); exit 0 when every case passes
+    python lab/corpus_gpu.py --backend cpu   # the same cases through the CPU backend (a dry run)
 """
 from __future__ import annotations
 

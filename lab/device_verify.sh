@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One device call that verifies the GPU side of the tree:
 #   1. the GPU tests with KATA_REQUIRE_GPU=1 (a missing or broken GPU fails them, never skips);
-#   2. the tensor-core zoo on the device against the emulator (bench/tc_zoo_gpu.py);
-#   3. bench/gpu_katas.sh: `kata dev check --backend gpu` of KATA_IDS (CUDA C, Triton and numba
+#   2. the tensor-core zoo on the device against the emulator (lab/tc_zoo_gpu.py);
+#   3. lab/gpu_katas.sh: `kata dev check --backend gpu` of KATA_IDS (CUDA C, Triton and numba
 #      solutions and their wrong kernels), `kata bench` of BENCH_IDS, and VARIANT_DIRS timed.
-#   bash bench/device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
+#   bash lab/device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
 # Header wheels the device image lacks (nvidia-cuda-crt for <mma.h>, nvidia-cuda-cccl for
 # cooperative groups) are installed from .whl/ when that (git-ignored) folder was carried.
 # Env: TESTS (default tests/gpu), TESTS_S (pytest's cap, default 240), ZOO_S (default 90), ZOO_ARGS (e.g. "--only cg_tile_reduce"), SKIP_TESTS=1, and gpu_katas.sh's.
@@ -14,7 +14,7 @@ out=${1:?usage: device_verify.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
 ids=${2:-}
 variants=${3:-}
 mkdir -p "$out"
-. bench/device_env.sh  # wheels from .whl/, kata from the working tree
+. lab/device_env.sh  # wheels from .whl/, kata from the working tree
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   {
     date -u +"%Y-%m-%d %H:%M UTC"
@@ -24,10 +24,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     echo "pytest tests/gpu: exit $?"
   } >"$out/gpu_tests.txt" 2>&1
   tail -15 "$out/gpu_tests.txt"
-  timeout "${ZOO_S:-90}" python3 bench/tc_zoo_gpu.py ${ZOO_ARGS:-} >"$out/tc_zoo.txt" 2>&1
+  timeout "${ZOO_S:-90}" python3 lab/tc_zoo_gpu.py ${ZOO_ARGS:-} >"$out/tc_zoo.txt" 2>&1
   echo "tc_zoo_gpu: exit $?" >>"$out/tc_zoo.txt"
   tail -5 "$out/tc_zoo.txt"
 fi
 if [ -n "$ids$variants" ]; then
-  BENCH_IDS=${BENCH_IDS:-} bash bench/gpu_katas.sh "$out/k" "$ids" "$variants"
+  BENCH_IDS=${BENCH_IDS:-} bash lab/gpu_katas.sh "$out/k" "$ids" "$variants"
 fi

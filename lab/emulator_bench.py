@@ -1,8 +1,8 @@
 """How fast the CPU emulator runs interview-sized kernels, and how it compares with numba's
 CUDA simulator running the same algorithm.
 
-    python bench/emulator_bench.py                       # print the table
-    python bench/emulator_bench.py --write bench/results/emulator.md
+    python lab/emulator_bench.py                       # print the table
+    python lab/emulator_bench.py --write lab/results/emulator.md
 
 Times are wall-clock seconds of `Emulator.launch` alone (the PTX is compiled and loaded, and the
 inputs uploaded, before the clock starts), the median of --repeats runs. Each result is checked

@@ -1,6 +1,6 @@
 """A kata's first GPU grade on a fresh machine, and its second: the 10 s goal of issue 13.
 
-    python bench/first_gpu_grade.py [KATA ...] [--out DIR] [--timeout 240] [--budget 500]
+    python lab/first_gpu_grade.py [KATA ...] [--out DIR] [--timeout 240] [--budget 500]
 
 Needs a CUDA GPU that CuPy sees; without one it says so and exits 2 at once. The machine's
 calibration (`kata calibrate`) is measured once into a scratch KATA_HOME and copied into each
@@ -8,7 +8,7 @@ kata's fresh KATA_HOME, so "first" is a kata's first grade on a calibrated machi
 and bench-input caches. Each kata is graded twice with `python -m grader grade solutions/ID --kata
 ID --backend gpu --json` in a subprocess: "first" with the empty caches, "second" with what the
 first left. Writes first-gpu-grade.md (the table, with the performance stage's phases) and
-first-gpu-grade.json into DIR (default $OUT, else bench/results), rewritten after every kata, so
+first-gpu-grade.json into DIR (default $OUT, else lab/results), rewritten after every kata, so
 a call cut short still leaves the katas done; katas not reached within --budget are listed.
 """
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _phases(p: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("katas", nargs="*")
-    ap.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else ROOT / "bench" / "results")
+    ap.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT") else ROOT / "lab" / "results")
     ap.add_argument("--timeout", type=float, default=240.0, help="per grade")
     ap.add_argument("--budget", type=float, default=500.0,
                     help="start no kata after this many seconds (a device call has 600 s); the table so far stays")
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     ok, why = gpu_present() if args.backend == "gpu" else (True, "")
     if not ok:
         print(f"first_gpu_grade: no GPU to grade on ({why}). Run this on a machine whose GPU CuPy sees "
-              "(pip install -e '.[gpu]'); on the CPU, bench/grade_times.py measures CPU grades.", file=sys.stderr)
+              "(pip install -e '.[gpu]'); on the CPU, lab/grade_times.py measures CPU grades.", file=sys.stderr)
         return 2
     from grader import catalog
 
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     rows, results, over, skipped = [], {}, [], []
     started = datetime.datetime.now(datetime.timezone.utc)
     head = [f"# A kata's first {args.backend.upper()} grade on a fresh (calibrated) machine, and its second", "",
-            f"- command: `python bench/first_gpu_grade.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip(),
+            f"- command: `python lab/first_gpu_grade.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip(),
             f"- date: {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores",
             f"- `kata calibrate` once first: {calibrate_s:.1f} s (exit {cal.returncode}), copied into each fresh KATA_HOME",
             f"- goal: first grade at most {GOAL_S:.0f} s", "",

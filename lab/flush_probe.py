@@ -1,7 +1,7 @@
 """What the L2 flush before a sample costs the kernel timed after it (harness/measure/timing.py,
 point 2): a streaming read and a copy of 8.7 MB to 1 GiB, timed after each L2Flush mode.
 
-    python3 bench/flush_probe.py [--out FILE]
+    python3 lab/flush_probe.py [--out FILE]
 
 The memset flush ("write", the method before 2026-12-02) leaves the L2 full of dirty lines; a
 read flush leaves it clean. When the dirty lines are written back inside the timed kernel, the

@@ -1,5 +1,5 @@
 """The launch-plan API (`gpu.launch`, `memset`, `empty`, `cdiv`, `device`) over three machines, so
-bench/frontends_bench.py runs the catalogue's own launch.py unchanged on each: kata's emulator
+lab/frontends_bench.py runs the catalogue's own launch.py unchanged on each: kata's emulator
 (through the real Plan and DialectBackend), Triton's interpreter and numba's CUDA simulator."""
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ compared with the kata's float64/exact reference. Each kata runs at several size
 time grows with the threads and the emulator's fixed cost per launch does not, so the ratio is
 reported at every size, not only at the best one.
 
-    python bench/frontends_bench.py                 # all cases, a table, JSON to bench/results/
-    python bench/frontends_bench.py --only reduce   # the cases of one kata
+    python lab/frontends_bench.py                 # all cases, a table, JSON to lab/results/
+    python lab/frontends_bench.py --only reduce   # the cases of one kata
 Needs kata[triton], kata[numba] and torch (CPU).
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> None:
     ap.add_argument("--only", help="only the cases of this kata")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--modes", help="comma-separated modes to run (default: all), e.g. emulator+sanitizer,emulator")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "frontends.json"))
+    ap.add_argument("--out", default=str(ROOT / "lab" / "results" / "frontends.json"))
     ap.add_argument("--worker", nargs=4, metavar=("MODE", "LANG", "KATA", "DATA"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -98,7 +98,7 @@ def main() -> None:
         kept = [r for r in json.loads(Path(args.out).read_text())["cases"] if r["kata"] != args.only]
         order = [(lang, k) for lang, k, _ in CASES]
         rows = sorted(kept + rows, key=lambda r: order.index((r["language"], r["kata"])))
-    run = {"command": "python bench/frontends_bench.py" + (f" --only {args.only}" if args.only else ""),
+    run = {"command": "python lab/frontends_bench.py" + (f" --only {args.only}" if args.only else ""),
            "started": started, "ended": {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                          "uptime": _uptime()}}
     Path(args.out).write_text(json.dumps({"cases": rows, "repeats": args.repeats, "machine_cpus": os.cpu_count(),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call for the whole catalogue on a GPU: the GPU dev check (every solution passes on the
 # GPU, every wrong kernel fails for its reason), a JSON grade of the reduce solution, optional
-# variant folders timed beside their solutions, then bench/gpu_suite.py with the given options.
-#   bash bench/gpu_catalogue.sh OUT_DIR "VARIANT_DIR ..." [gpu_suite.py options...]
+# variant folders timed beside their solutions, then lab/gpu_suite.py with the given options.
+#   bash lab/gpu_catalogue.sh OUT_DIR "VARIANT_DIR ..." [gpu_suite.py options...]
 # Writes at most 8 files into OUT_DIR (the device tool's limit).
 set -uo pipefail
 out=${1:?usage: gpu_catalogue.sh OUT_DIR "VARIANT_DIRS" [suite options]}
@@ -38,5 +38,5 @@ for v in $variants; do
   kata bench "$v" --kata "$kata_id" --out "$scratch/bench_$(basename "$v")" 2>&1 | tail -15
 done >"$out/variants.txt" 2>&1
 cat "$out/variants.txt"
-python3 bench/gpu_suite.py "$out" "$@"
+python3 lab/gpu_suite.py "$out" "$@"
 rm -f "$out/roofline.png.tmp"

@@ -2,7 +2,7 @@
 # The Triton and numba solutions timed on the GPU, one full `kata bench` grade each (correctness on
 # the GPU, sanitizer on the emulator, then the timing against the kata's library), one at a time so
 # no two timings share the GPU; the rows land in one table beside each other.
-#   bash bench/gpu_dialects.sh OUT_FILE ["KATA/LANG ..." | "KATA=FOLDER ..."]
+#   bash lab/gpu_dialects.sh OUT_FILE ["KATA/LANG ..." | "KATA=FOLDER ..."]
 # KATA/LANG is solutions/KATA/LANG; KATA=FOLDER any folder with kernel.py and launch.py (a variant).
 # Default: every solutions/<kata>/<lang>/ folder of the catalogue.
 set -uo pipefail

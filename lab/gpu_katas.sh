@@ -3,9 +3,9 @@
 # kata's bench inputs, so the katas' inputs are made in parallel too) (cases on the GPU, the sanitizer on the emulator; in parallel), then
 # `kata bench` of their solutions against their library baselines (one at a time, so no two
 # timings share the GPU), then variant folders.
-#   bash bench/gpu_katas.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
+#   bash lab/gpu_katas.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]
 # KATA_IDS defaults to the whole catalogue (BENCH_IDS, when set, are the katas benched instead);
-# each VARIANT_DIR is bench/variants/<kata>/<name>.
+# each VARIANT_DIR is lab/variants/<kata>/<name>.
 # Writes at most 8 files into OUT_DIR (the device tool's limit), each as soon as its part is done.
 set -uo pipefail
 out=${1:?usage: gpu_training.sh OUT_DIR ["KATA_IDS"] ["VARIANT_DIRS"]}
@@ -41,7 +41,7 @@ cp "$scratch/bench/bench.md" "$out/bench.md" 2>/dev/null
 cat "$out/bench.txt"
 for v in $variants; do
   kata_id=$(basename "$(dirname "$v")")
-  echo "=== python3 bench/quick_time.py $kata_id $v solutions/$kata_id"
-  timeout 200 python3 bench/quick_time.py "$kata_id" "$v" "solutions/$kata_id" 2>&1 | tail -8
+  echo "=== python3 lab/quick_time.py $kata_id $v solutions/$kata_id"
+  timeout 200 python3 lab/quick_time.py "$kata_id" "$v" "solutions/$kata_id" 2>&1 | tail -8
 done >"$out/variants.txt" 2>&1
 cat "$out/variants.txt"

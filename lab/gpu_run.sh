@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One device call: install kata, run the GPU tests, then bench/gpu_suite.py with the parts given.
-#   bash bench/gpu_run.sh OUT_DIR [gpu_suite.py options...]
+# One device call: install kata, run the GPU tests, then lab/gpu_suite.py with the parts given.
+#   bash lab/gpu_run.sh OUT_DIR [gpu_suite.py options...]
 # Everything lands in OUT_DIR: nvidia-smi.txt, gpu_tests.txt and the suite's results.{md,json},
 # roofline.png and suite.log.
 set -uo pipefail
@@ -17,5 +17,5 @@ if [ -z "${SKIP_TESTS:-}" ]; then
   timeout 240 python3 -m pytest tests/gpu -q -m gpu -p no:cacheprovider -rs >"$out/gpu_tests.txt" 2>&1
   tail -25 "$out/gpu_tests.txt"
 fi
-python3 bench/gpu_suite.py "$out" "$@"
+python3 lab/gpu_suite.py "$out" "$@"
 tail -60 "$out/results.md"

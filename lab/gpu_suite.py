@@ -1,6 +1,6 @@
 """Issue 5's measurements on a GPU in one invocation (budget: under 9 minutes on an H200).
 
-    python bench/gpu_suite.py OUT_DIR [--parts calibrate,solutions,repeat,latency,variants]
+    python lab/gpu_suite.py OUT_DIR [--parts calibrate,solutions,repeat,latency,variants]
                                       [--katas reduce scan ...] [--budget-s 520]
 
 1. calibrate  the GPU's copy/read bandwidth and fp32/bf16 peaks (saved to KATA_HOME's cache)
@@ -149,7 +149,7 @@ def _variants(args, backend, cal, log):
     kata = catalog.load("reduce")
     rows = [bench_one(kata, kata.solution_dir, backend=backend, calibration=cal, label="solution")]
     for name in VARIANTS:
-        rows.append(bench_one(kata, ROOT / "bench" / "reduce_variants" / name, backend=backend,
+        rows.append(bench_one(kata, ROOT / "lab" / "reduce_variants" / name, backend=backend,
                               calibration=cal, label=name))
     vals = [r["summary"]["value"] if not r.get("error") else None for r in rows[1:]]
     ordered = None not in vals and vals[0] < vals[1] < vals[2]

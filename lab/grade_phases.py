@@ -1,12 +1,12 @@
 """One grade with a phase breakdown: where a CPU grade's wall time goes.
 
-    python bench/grade_phases.py FOLDER --kata ID [--backend cpu] [--seed 0]
+    python lab/grade_phases.py FOLDER --kata ID [--backend cpu] [--seed 0]
 
 Prints one JSON object: {"report": the grade's JSON report, "phases": {name: seconds}}. The phases
 come from wrapping the pipeline's own steps (nothing in the grader changes): compile, worker start,
 making case data (generate + the reference), the runs of public and drawn cases in the worker
 (emulation, plus the transfer), the checks, the sanitizer run and the H200 model's bench-shape
-observation. bench/grade_times.py runs it in a subprocess per kata.
+observation. lab/grade_times.py runs it in a subprocess per kata.
 """
 from __future__ import annotations
 

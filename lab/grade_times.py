@@ -1,13 +1,13 @@
 """Wall time of a CPU grade of every kata's solution (the 10 s goal of a CPU grade on 2 cores).
 
-    python bench/grade_times.py [KATA ...] [--folder DIR:KATA ...] [--write bench/results/grade-times.md]
+    python lab/grade_times.py [KATA ...] [--folder DIR:KATA ...] [--write lab/results/grade-times.md]
 
-Each grade runs `python bench/grade_phases.py FOLDER --kata ID --backend cpu` (the grade that
+Each grade runs `python lab/grade_phases.py FOLDER --kata ID --backend cpu` (the grade that
 `kata grade --json` runs, with its steps timed) in its own subprocess with a fresh KATA_HOME (a temporary folder): "cold" is that first grade (NVRTC compiles,
 nothing cached), "warm" a second grade with the same KATA_HOME (the compile cache filled). CPU
 seconds (user + sys of the grade and its workers) are printed beside the wall time because the
 machine may be shared: the 1-minute load average at start and end says how much to trust wall time.
-The phases column is the cold grade's breakdown (bench/grade_phases.py; on a GPU grade also the
+The phases column is the cold grade's breakdown (lab/grade_phases.py; on a GPU grade also the
 report's own `performance.phases`).
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _children_cpu() -> float:
 def grade_once(folder: Path, kata_id: str, home: Path, backend: str = "cpu", timeout: float = 600.0) -> dict:
     """One grade in a subprocess: {wall, cpu, verdict, cases, headline, phases}."""
     env = dict(os.environ, KATA_HOME=str(home), PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, str(ROOT / "bench" / "grade_phases.py"), str(folder), "--kata", kata_id, "--backend", backend]
+    cmd = [sys.executable, str(ROOT / "lab" / "grade_phases.py"), str(folder), "--kata", kata_id, "--backend", backend]
     cpu0, t0 = _children_cpu(), time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     load1 = _load()
     lines = [
         "# CPU grade times of the katas' solutions", "",
-        f"- command: `python bench/grade_times.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip(),
+        f"- command: `python lab/grade_times.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip(),
         f"- date: {started:%Y-%m-%d %H:%M} UTC",
         f"- machine: {os.cpu_count()} cores, Python {platform.python_version()}",
         f"- 1-minute load average at start / end: {load0:.1f} / {load1:.1f} "

@@ -2,7 +2,7 @@
 so that the timed grades after it find them in the cache (a GPU machine's first grade of a kata
 otherwise spends most of its time here, single-threaded).
 
-    python bench/prepare_bench_inputs.py [KATA ...] [--jobs N] [--seed 0]
+    python lab/prepare_bench_inputs.py [KATA ...] [--jobs N] [--seed 0]
 """
 from __future__ import annotations
 

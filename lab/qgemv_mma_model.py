@@ -9,7 +9,7 @@ scale once in float32; a warp's groups in order; the 8 warps' sums added in orde
 of WINDOW bits and truncation, and prints the largest |y - exact| / bound over the kata's
 generator at the bench depths (K = 4096, 8192) and over drawn ragged shapes. No GPU.
 
-    python bench/qgemv_mma_model.py [ROWS] [WINDOW]     (default 256 rows, a 24-bit window)
+    python lab/qgemv_mma_model.py [ROWS] [WINDOW]     (default 256 rows, a 24-bit window)
 """
 import sys
 from pathlib import Path

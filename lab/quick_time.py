@@ -1,7 +1,7 @@
 """Time candidate kernels on the GPU in seconds, without a whole grade: for trying variants in one
 device call, and for running one launch plan under a profiler.
 
-    python bench/quick_time.py KATA DIR [DIR ...] [--case '{"R": 16384, "L": 4096, "k": 8}' ...]
+    python lab/quick_time.py KATA DIR [DIR ...] [--case '{"R": 16384, "L": 4096, "k": 8}' ...]
                                [--runs N] [--no-check] [--seed S] [--checks K] [--backend cpu]
                                [--flush read|write]
 

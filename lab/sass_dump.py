@@ -1,9 +1,9 @@
 """SASS of a kernel folder without a GPU: NVRTC's cubin (sm_90) through nvdisasm, as an opcode
 histogram and the order of the instructions that matter for a memory-bound loop.
 
-    python bench/sass_dump.py DIR [--show 'LDG|HMMA|BAR|LDL|STL'] [--full]
+    python lab/sass_dump.py DIR [--show 'LDG|HMMA|BAR|LDL|STL'] [--full]
 
-Why: ptxas decides how many loads are in flight, not the source. The qgemv notes (bench/tc_notes.md)
+Why: ptxas decides how many loads are in flight, not the source. The qgemv notes (lab/tc_notes.md)
 read this to see whether a round's weight loads (LDG.E.EF.128) all precede its first HMMA.
 nvdisasm comes from PATH or from the wheels that ship it (triton bundles one).
 """

@@ -1,8 +1,8 @@
 """The tensor-core zoo on a GPU and on the emulator, with the same inputs: do the two agree?
 
-    python3 bench/tc_zoo_gpu.py                 # on a GPU machine (CuPy): one line per case and size
-    python3 bench/tc_zoo_gpu.py --self-check    # no GPU: the emulator against a second emulator
-    python3 bench/tc_zoo_gpu.py --only wmma_gemm dp4a_dot
+    python3 lab/tc_zoo_gpu.py                 # on a GPU machine (CuPy): one line per case and size
+    python3 lab/tc_zoo_gpu.py --self-check    # no GPU: the emulator against a second emulator
+    python3 lab/tc_zoo_gpu.py --only wmma_gemm dp4a_dot
 
 Every case of tests/emulator/zoo/cases_tensor.py runs twice from the same seed: on the emulator
 (sanitizer on: any finding fails the line) and on the device, each checked against numpy by the

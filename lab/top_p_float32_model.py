@@ -6,7 +6,7 @@ summed exactly) and its selection logic stay inside it on the two 256 x 128256 b
 no GPU. It follows the kernel step for step (the linear first digit over the row's range, the
 refinement over the bits that vary inside the bin, positive-mass digits only), not its threads.
 
-    KATA_HOME=... python bench/top_p_float32_model.py [SEED]     (about a minute per case)
+    KATA_HOME=... python lab/top_p_float32_model.py [SEED]     (about a minute per case)
 """
 import sys
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Predictions of the H200 model against the calibration set's measurements.
 
-    python3 bench/model/compare.py MEASUREMENTS.json [--out bench/results/DATE-h200-model.md]
+    python3 lab/model/compare.py MEASUREMENTS.json [--out lab/results/DATE-h200-model.md]
                                    [--constants grader/performance/model/fitted.json] [--obs OBS.pickle]
 
 For every measured kernel the model runs on the CPU exactly as in a grade (observe, then
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-LADDERS = {"reduction": "bench/model/reduce/r", "SGEMM": "bench/model/matmul/s"}
+LADDERS = {"reduction": "lab/model/reduce/r", "SGEMM": "lab/model/matmul/s"}
 
 
 def folder_of(label: str) -> Path:
@@ -128,7 +128,7 @@ def goals(rows: list[dict]) -> dict:
 
 def markdown(rows: list[dict], g: dict, doc: dict, constants: str) -> str:
     out = [f"# H200 performance model: predictions vs measurements ({doc.get('date', '?')}, {doc.get('gpu', '?')})", "",
-           f"Measurements: `bench/model/measure_h200.py` ({doc.get('method', '')}). Model constants: {constants}.", "",
+           f"Measurements: `lab/model/measure_h200.py` ({doc.get('method', '')}). Model constants: {constants}.", "",
            "## Goals", "",
            f"- within 1.5x: **{g['within_1_5']:.0%}** of {g['n']} kernel-cases (goal >= 90 %); within 2x: "
            f"**{g['within_2']:.0%}** (goal 100 %); worst {g['worst']:.2f}x; geometric mean predicted/measured "

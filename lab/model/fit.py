@@ -1,6 +1,6 @@
 """Fit the model's few open constants to the calibration set's measurements.
 
-    python3 bench/model/fit.py MEASUREMENTS.json --obs OBS.pickle [--write grader/performance/model/fitted.json]
+    python3 lab/model/fit.py MEASUREMENTS.json --obs OBS.pickle [--write grader/performance/model/fitted.json]
 
 Coordinate descent in log space on the squared log error of predicted / measured time, each
 constant kept inside its physical range (BOUNDS: fit physics, not the set; the model is also
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     if args.write:
         out = {"gpu": doc.get("gpu", h200.NAME), "date": doc.get("date", time.strftime("%Y-%m-%d")),
                "status": (f"fitted to {len(measured)} kernel-cases of the calibration set "
-                          f"(bench/model/measure_h200.py; mean squared log error {err:.3f})"),
+                          f"(lab/model/measure_h200.py; mean squared log error {err:.3f})"),
                "constants": best.c, "physics": physics}
         args.write.write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.write}")

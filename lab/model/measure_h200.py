@@ -2,10 +2,10 @@
 method (harness.measure.timing: CUDA events around the launch plan, an L2 flush before every
 sample, the noise rule), and write the medians as JSON.
 
-    python3 bench/model/measure_h200.py OUT [--budget-s 450] [--katas reduce matmul ...] [--only NAME ...]
+    python3 lab/model/measure_h200.py OUT [--budget-s 450] [--katas reduce matmul ...] [--only NAME ...]
 
-The set: every kata's solution, bench/reduce_variants, bench/variants (scan, topk), and the
-folders under bench/model/<kata>/ (the reduction and SGEMM ladders, the deliberately slower
+The set: every kata's solution, lab/reduce_variants, lab/variants (scan, topk), and the
+folders under lab/model/<kata>/ (the reduction and SGEMM ladders, the deliberately slower
 designs). Per kata the bench inputs are made once on the host and uploaded once; each kernel then
 runs on them. Correctness is the CPU grade's job (every folder passes `kata grade`); here each
 output is only compared with the solution's at the same case, and a disagreement is recorded,
@@ -35,9 +35,9 @@ def calibration_set(root: Path = ROOT, katas=DEFAULT_KATAS) -> list[tuple[str, P
         out.append((kata, root / "solutions" / kata, f"{kata}/solution"))
         extra = []
         if kata == "reduce":
-            extra += sorted((root / "bench" / "reduce_variants").glob("*/kernel.cu"))
-        extra += sorted((root / "bench" / "variants" / kata).glob("*/kernel.cu"))
-        extra += sorted((root / "bench" / "model" / kata).glob("*/kernel.cu"))
+            extra += sorted((root / "lab" / "reduce_variants").glob("*/kernel.cu"))
+        extra += sorted((root / "lab" / "variants" / kata).glob("*/kernel.cu"))
+        extra += sorted((root / "lab" / "model" / kata).glob("*/kernel.cu"))
         for k in extra:
             rel = k.parent.relative_to(root)
             out.append((kata, k.parent, str(rel)))

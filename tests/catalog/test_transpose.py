@@ -47,7 +47,7 @@ def test_memory_report_flags_the_naive_strided_store_and_not_the_tiled_solution(
         assert r.exit_code == 0 and data["verdict"] == "pass", data["headline"]
         return data["counters"]
 
-    naive = counters(root / "bench/variants/transpose/naive")
+    naive = counters(root / "lab/variants/transpose/naive")
     tiled = counters(KATA.solution_dir)
     assert naive["store_sectors_per_request"] > 20 and tiled["store_sectors_per_request"] < 6
     assert any(h.startswith("kernel.cu:9:") and "per store request" in h for h in naive["hotspots"])

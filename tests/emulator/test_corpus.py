@@ -1,6 +1,6 @@
 """The real-code corpus (tests/emulator/corpus): kernels in the idioms of public training code and
 kernel ladders, each against numpy with the sanitizer on. Every case must be correct with no
-finding; bench/corpus_counts.py records the counts in bench/results/corpus.md."""
+finding; lab/corpus_counts.py records the counts in lab/results/corpus.md."""
 import importlib.util
 import sys
 from pathlib import Path

@@ -1,11 +1,11 @@
-"""bench/tc_zoo_gpu.py's CPU half: the emulator against a second device (here another emulator),
+"""lab/tc_zoo_gpu.py's CPU half: the emulator against a second device (here another emulator),
 one line per case and size, exit 1 on a mismatch."""
 import importlib.util
 from pathlib import Path
 
 import numpy as np
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "tc_zoo_gpu.py"
+PATH = Path(__file__).resolve().parents[2] / "lab" / "tc_zoo_gpu.py"
 spec = importlib.util.spec_from_file_location("tc_zoo_gpu", PATH)
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)

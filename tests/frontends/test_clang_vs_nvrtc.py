@@ -3,7 +3,7 @@
 Every solution and wrong kernel compiles under both, to PTX with the same kernels that the
 emulator loads; a sample covering every kind of finding is graded with both (same seed, same
 cases) and must get the same verdict, reasons, stage and first finding's line. The full catalogue
-(every kernel graded twice) is `python bench/compare_frontends.py`, recorded in bench/results/;
+(every kernel graded twice) is `python lab/compare_frontends.py`, recorded in lab/results/;
 a difference it finds goes into KNOWN with its reason, or is fixed.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
 from compare_frontends import grade_with, summary  # noqa: E402
 from clang_fixtures import clang_folder, nvrtc_or_skip  # noqa: E402,F401  (fixtures)
 

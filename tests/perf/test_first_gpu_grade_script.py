@@ -1,11 +1,11 @@
-"""bench/first_gpu_grade.py without a GPU: it says so and exits 2 at once, writing nothing; its
+"""lab/first_gpu_grade.py without a GPU: it says so and exits 2 at once, writing nothing; its
 table plumbing, tried with --backend cpu on one kata, names the kata, its verdict and both times."""
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "bench" / "first_gpu_grade.py"
+PATH = Path(__file__).resolve().parents[2] / "lab" / "first_gpu_grade.py"
 spec = importlib.util.spec_from_file_location("first_gpu_grade", PATH)
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)

@@ -40,16 +40,16 @@ def test_reduce_solution_is_estimated_dram_bound_on_its_load_line():
 
 
 def test_one_atomic_per_block_on_a_million_blocks_is_bound_by_same_address_atomics():
-    e = _estimate("reduce", ROOT / "bench" / "reduce_variants" / "shared_tree")
+    e = _estimate("reduce", ROOT / "lab" / "reduce_variants" / "shared_tree")
     (case,) = e.cases
     assert case.resource == "atomic" and case.bound.startswith("same-address atomics: 1,048,576")
-    assert "atomicAdd" in (ROOT / "bench/reduce_variants/shared_tree/kernel.cu").read_text().splitlines()[
+    assert "atomicAdd" in (ROOT / "lab/reduce_variants/shared_tree/kernel.cu").read_text().splitlines()[
         int(case.lines[0][0].split(":")[1]) - 1]
     assert e.tier == "below target"
 
 
 def test_the_report_ranks_the_three_reduce_designs_as_the_h200_did():
-    times = {v: _estimate("reduce", ROOT / "bench" / "reduce_variants" / v).cases[0].seconds
+    times = {v: _estimate("reduce", ROOT / "lab" / "reduce_variants" / v).cases[0].seconds
              for v in ("float4_shuffle", "shared_tree", "atomic_per_element")}
     assert times["float4_shuffle"] < times["shared_tree"] < times["atomic_per_element"]
 
@@ -132,7 +132,7 @@ def test_a_kata_without_calibration_data_is_estimated_from_its_bench_shape(monke
                                                                    if k not in ("reduce", "matmul")}})
     e = _estimate("reduce", ROOT / "solutions" / "reduce")  # roofline metric: scored from the cost model
     assert e.tier in ("good", "excellent") and e.cases[0].bound.startswith("DRAM") and e.library_value is None
-    e = _estimate("matmul", ROOT / "bench" / "model" / "matmul" / "s3b_shared_tiles_16")  # library metric, no time
+    e = _estimate("matmul", ROOT / "lab" / "model" / "matmul" / "s3b_shared_tiles_16")  # library metric, no time
     assert e.tier == "unscored" and "no library time recorded" in e.headline() and e.metric == "roofline"
 
 
@@ -201,7 +201,7 @@ def test_a_slow_kernel_shares_one_observation_budget_over_all_its_runs(monkeypat
         return real(*args, **kwargs)
 
     monkeypatch.setattr(observe, "model_run", spy)
-    e = _estimate("attention", ROOT / "bench" / "learner" / "attention_naive")
+    e = _estimate("attention", ROOT / "lab" / "learner" / "attention_naive")
     assert len(walls) == 4 and walls[0] == pytest.approx(0.25) and sum(walls) <= 1.0 + 0.05 * 3  # (a run left 0.05 s at least)
     assert all("the estimate is a lower bound" in c.how for c in e.cases)
 

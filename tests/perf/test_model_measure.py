@@ -1,4 +1,4 @@
-"""bench/model/measure_h200.py's logic on the CPU emulator: the calibration set it finds, the
+"""lab/model/measure_h200.py's logic on the CPU emulator: the calibration set it finds, the
 kernels it runs on shared inputs, the comparison with the solution, the JSON it writes. The
 GPU's clock is replaced by a fake (no timing is asserted)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("measure_h200", ROOT / "bench" / "model" / "measure_h200.py")
+spec = importlib.util.spec_from_file_location("measure_h200", ROOT / "lab" / "model" / "measure_h200.py")
 measure = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(measure)
 
@@ -20,8 +20,8 @@ def test_the_calibration_set_has_forty_kernels_and_both_ladders():
                                            "attention", "bfs"))
     labels = [label for _, _, label in every]
     assert len(every) >= 40 and len(set(labels)) == len(labels)
-    assert sum("bench/model/reduce/r" in lb for lb in labels) == 7
-    assert sum("bench/model/matmul/s" in lb and "slow" not in lb and "s3b" not in lb for lb in labels) == 7
+    assert sum("lab/model/reduce/r" in lb for lb in labels) == 7
+    assert sum("lab/model/matmul/s" in lb and "slow" not in lb and "s3b" not in lb for lb in labels) == 7
     assert all((folder / "kernel.cu").is_file() and (folder / "launch.py").is_file() for _, folder, _ in every)
 
 
@@ -38,7 +38,7 @@ def test_a_run_on_the_emulator_times_every_kernel_and_flags_none_that_agree(tmp_
     doc = measure.run(tmp_path, ("reduce",), only=("solution", "shared_tree", "r7_many"), backend=CpuBackend(),
                       time_fn=lambda fn, before: calls.append(fn) or 1e-3, cases_of=lambda kata: [{"n": 4099}])
     rows = {r["label"]: r for r in doc["results"]}
-    assert set(rows) == {"reduce/solution", "bench/reduce_variants/shared_tree", "bench/model/reduce/r7_many_elements_per_thread"}
+    assert set(rows) == {"reduce/solution", "lab/reduce_variants/shared_tree", "lab/model/reduce/r7_many_elements_per_thread"}
     assert all(r["agrees_with_solution"] and r["median_s"] == 1e-3 and "error" not in r for r in rows.values())
     assert len(calls) == 3
     assert json.loads((tmp_path / "measurements.json").read_text())["results"] == doc["results"]
@@ -56,7 +56,7 @@ def test_a_kernel_that_fails_is_recorded_and_the_run_goes_on(tmp_path):
 
 
 def _compare():
-    spec = importlib.util.spec_from_file_location("model_compare", ROOT / "bench" / "model" / "compare.py")
+    spec = importlib.util.spec_from_file_location("model_compare", ROOT / "lab" / "model" / "compare.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -64,7 +64,7 @@ def _compare():
 
 def test_goals_count_ratios_ranks_and_misordered_ladder_pairs():
     compare = _compare()
-    rows = [{"kata": "reduce", "label": f"bench/model/reduce/r{i}", "case": {"n": 1}, "median_s": m, "predicted_s": p}
+    rows = [{"kata": "reduce", "label": f"lab/model/reduce/r{i}", "case": {"n": 1}, "median_s": m, "predicted_s": p}
             for i, (m, p) in enumerate([(1.0, 1.2), (2.0, 1.8), (3.0, 5.0), (3.1, 4.0)], start=1)]
     g = compare.goals(rows)
     assert g["within_1_5"] == 0.75 and g["within_2"] == 1.0 and abs(g["worst"] - 5 / 3) < 1e-9

@@ -1,6 +1,6 @@
 // A learner's first correct attention: one thread per query row, two passes over the keys (the
 // row's max, then exp-sums and the weighted V rows), the output row kept in a local array.
-// bench/grade_times.py grades it (--folder bench/learner/attention_naive:attention) to measure how
+// lab/grade_times.py grades it (--folder lab/learner/attention_naive:attention) to measure how
 // long a CPU grade of a slow but correct kernel takes.
 extern "C" __global__ void attention(const float* __restrict__ Q, const float* __restrict__ K,
                                      const float* __restrict__ V, float* __restrict__ O,

@@ -2,7 +2,7 @@
 ladders (not the project's style), each launched like its host program would and checked against
 a numpy reference. A case is `name(dev, rng)`; dev is the zoo's Device over a .cu of this folder.
 
-outcome() classifies a case the way bench/results/corpus.md counts them: correct, wrong (the
+outcome() classifies a case the way lab/results/corpus.md counts them: correct, wrong (the
 reference disagrees), unsupported (UnsupportedPTX), false-finding (correct output but a finding).
 """
 from __future__ import annotations

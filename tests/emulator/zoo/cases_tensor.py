@@ -1,7 +1,7 @@
 """Tensor cores, async copies and int8 dot products: wmma and hand-written mma.sync GEMMs in bf16,
 a cp.async double-buffered SGEMM, a dp4a dot product, cooperative-groups tile reductions.
 
-Each case returns its outputs by name, so bench/tc_zoo_gpu.py can run the same case with the same
+Each case returns its outputs by name, so lab/tc_zoo_gpu.py can run the same case with the same
 inputs on a GPU and compare the two devices' outputs."""
 import numpy as np
 

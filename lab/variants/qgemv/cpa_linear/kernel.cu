@@ -3,7 +3,7 @@
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
 //   4096² 8.7 MB (2.0 µs at 4.3 TB/s), 14336×4096 30 MB (7.1 µs), 28672×8192 118 MB (27.5 µs).
 //   Measured (H200): 8.2 / 17.0 / 47.6 µs at 4096², 14336×4096, 28672×8192, about 60 % of a
-//   roofline that counts the 3 µs empty launch (bench/tc_notes.md: what may still limit it).
+//   roofline that counts the 3 µs empty launch (lab/tc_notes.md: what may still limit it).
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
 //   one-warp-per-row kernel at 1.5 TB/s. Here a weight costs ~1.8 instructions: two nibbles become

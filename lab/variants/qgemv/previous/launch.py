@@ -1,4 +1,4 @@
-"""Launch plan of the first qgemv solution (bench/variants/qgemv/previous): one warp per row,
+"""Launch plan of the first qgemv solution (lab/variants/qgemv/previous): one warp per row,
 eight rows per 256-thread block."""
 
 

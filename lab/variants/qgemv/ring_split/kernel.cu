@@ -8,7 +8,7 @@
 // shared memory behind one barrier at the end. Every grid fits at once (<= 264 blocks of 8 warps
 // at 106 registers): no tail, no block turnover, and every warp the same work.
 // Predicted (H200, µs at 4096², 14336×4096, 28672×8192): ~7.5 / ~12.5 / ~36, if the solution is
-// held back by bursts of loads (bench/tc_notes.md, third round).
+// held back by bursts of loads (lab/tc_notes.md, third round).
 // y = W·x for decode: W is N×K int4 (eight signed nibbles per int32, low nibble first), one fp16
 // scale per 128 weights of a row, x fp16, y float32. The arithmetic (LOP3 + HSUB2/HFMA2 to exact
 // half2, 8 chained mma.sync m16n8k16 per group of 128, the scale once per group in float32) and

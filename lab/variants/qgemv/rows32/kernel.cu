@@ -4,7 +4,7 @@
 // __launch_bounds__(256, 2) holds it to 128 registers, so an SM keeps 2 blocks, 128 KB of weights
 // a round (the solution: 2 blocks of 32 KB); half the blocks, so half the block starts,
 // barriers and tails a row.
-// The SASS (bench/sass_dump.py) shows ptxas issuing 8 of the 16 loads, the first mmas, then the
+// The SASS (lab/sass_dump.py) shows ptxas issuing 8 of the 16 loads, the first mmas, then the
 // other 8 (as it splits the solution's 8 into 4 + 4): twice the solution's bytes a lane in flight
 // in each half of a round. 128 registers, 56 B of spills (row pointers, reloaded once a round).
 // Predicted (H200, µs at 4096², 14336×4096, 28672×8192): ~8 / ~15 / ~42: faster than the solution

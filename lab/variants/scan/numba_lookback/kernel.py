@@ -1,5 +1,5 @@
 """Inclusive int32 prefix sum in numba.cuda in one pass, by decoupled look-back (Merrill &
-Garland, 2016), the design of bench/variants/scan/lookback: x read once and y written once, 8n
+Garland, 2016), the design of lab/variants/scan/lookback: x read once and y written once, 8n
 bytes, where reduce-then-scan reads x twice (12n).
 
 Each block takes the next tile id from an atomic counter (so every tile it waits for belongs to
