@@ -13,7 +13,7 @@ harness/timing.measure with the grader's policy (L2 flush, noise rule), then the
 last timed run compared bytewise with the checked run's (a plan whose outputs drift while timed
 is flagged, as `kata bench` does). --runs N runs the plan N times and stops (for
 `ncu --launch-skip ...`). Prints one line per (DIR, case): median, fraction of roofline (read
-bandwidth from the calibration cache or ROOFLINE.md's 4.4 TB/s), the check and the first
+bandwidth from the calibration cache or docs/roofline.md's 4.4 TB/s), the check and the first
 mismatch when WRONG.
 
 --flush picks the L2 flush before each sample (harness/measure/timing.L2Flush; default the

@@ -92,7 +92,7 @@ class Calibration:
 
     @property
     def bandwidth(self) -> float:
-        """B of ROOFLINE.md: the highest rate the memory was seen to sustain (copy or read)."""
+        """B of docs/roofline.md: the highest rate the memory was seen to sustain (copy or read)."""
         return max(self.copy_bandwidth, self.read_bandwidth)
 
     def ceilings(self) -> Ceilings:

@@ -1,4 +1,4 @@
-"""Every rule about measuring a kernel's time lives here (ROOFLINE.md, "Timing method").
+"""Every rule about measuring a kernel's time lives here (docs/roofline.md, "Timing method").
 
 1. CUDA events on the kernel's stream around the launch plan only; warm-up of >= 3 calls and
    >= 25 ms first, so module load, JIT and allocator growth stay out of the numbers.
