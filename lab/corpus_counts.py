@@ -1,4 +1,4 @@
-"""Run the real-code corpus (tests/emulator/corpus) and count its kernels by verdict: correct,
+"""Run the real-code corpus (tests/harness/emulator/corpus) and count its kernels by verdict: correct,
 wrong (the numpy reference disagrees), unsupported (an instruction the emulator lacks) and
 false-finding (right answer, but the sanitizer or engine reported something).
 
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "emulator" / "corpus"
+CORPUS = ROOT / "tests" / "harness" / "emulator" / "corpus"
 VERDICTS = ("correct", "wrong", "unsupported", "false-finding")
 
 

@@ -1,4 +1,4 @@
-"""Run the real-code corpus (tests/emulator/corpus) through a Backend instead of the emulator: on a
+"""Run the real-code corpus (tests/harness/emulator/corpus) through a Backend instead of the emulator: on a
 GPU this checks that every kernel the emulator calls correct is correct on the hardware too, with
 the same numpy references and tolerances.
 

@@ -4,7 +4,7 @@
     python3 lab/tc_zoo_gpu.py --self-check    # no GPU: the emulator against a second emulator
     python3 lab/tc_zoo_gpu.py --only wmma_gemm dp4a_dot
 
-Every case of tests/emulator/zoo/cases_tensor.py runs twice from the same seed: on the emulator
+Every case of tests/harness/emulator/zoo/cases_tensor.py runs twice from the same seed: on the emulator
 (sanitizer on: any finding fails the line) and on the device, each checked against numpy by the
 case itself, then the two outputs are compared: integers exactly, floats within 2^-12 (float32)
 or 2^-6 (float16) of the output's magnitude (the emulator multiplies in float64 and rounds once;
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-ZOO = ROOT / "tests" / "emulator" / "zoo"
+ZOO = ROOT / "tests" / "harness" / "emulator" / "zoo"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ZOO))
 

@@ -124,7 +124,7 @@ def background_state(launch_fn=None, launch_file=None, path=None):
     return {"mark": mark, "errors": list(worker.BACKGROUND_ERRORS), "finished": finished, "waited": waited}
 
 
-# -- a worker that misbehaves on purpose (tests/grader/test_worker_liveness.py) ---------------------
+# -- a worker that misbehaves on purpose (tests/harness/sandbox/test_worker_liveness.py) ---------------------
 
 def _pipe_fd():
     """The worker's end of its pipe to the grader."""

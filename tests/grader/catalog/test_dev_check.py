@@ -1,6 +1,6 @@
 """`kata dev check` over the whole catalogue, one test per kata so CI's workers share them: each
 stub fails, each solution passes on public, drawn and hidden cases, and each wrong/ kernel fails
-for the reason its kata-expect line names (reduce is checked through the CLI in tests/cli)."""
+for the reason its kata-expect line names (reduce is checked through the CLI in tests/grader/cli)."""
 import pytest
 
 from grader.catalog import audit

@@ -37,7 +37,7 @@ def test_cases_cover_lines_primes_and_skinny_shapes():
 @pytest.mark.slow
 def test_memory_report_flags_the_naive_strided_store_and_not_the_tiled_solution(tmp_path, monkeypatch):
     monkeypatch.setenv("KATA_HOME", str(tmp_path))
-    root = Path(__file__).parents[2]
+    root = Path(__file__).parents[3]
     runner = CliRunner()
 
     def counters(folder):

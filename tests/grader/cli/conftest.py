@@ -4,7 +4,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "grader"))  # the numpy fake backend (fakes.py)
 
 from grader.cli import cli  # noqa: E402
 

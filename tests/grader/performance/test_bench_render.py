@@ -69,7 +69,7 @@ def test_gpu_suite_latency_shows_the_performance_stage_phases():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "lab" / "gpu_suite.py"
+    path = Path(__file__).resolve().parents[3] / "lab" / "gpu_suite.py"
     spec = importlib.util.spec_from_file_location("gpu_suite", path)
     suite = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(suite)

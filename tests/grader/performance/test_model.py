@@ -15,7 +15,7 @@ from grader.performance.model.observe import observe_in_worker
 from harness.emulator import Emulator
 from harness.frontends import nvrtc
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _estimate(kata_id: str, folder: Path):

@@ -59,7 +59,7 @@ def fake_pipeline(monkeypatch, home):
     from grader.practice import sessions
 
     monkeypatch.setattr(sessions, "_grade", fake_grade)
-    # No launch.py runs in the fake, so no sandbox is needed (tests/interview/test_deadline.py
+    # No launch.py runs in the fake, so no sandbox is needed (tests/grader/practice/test_deadline.py
     # tests the refusal where the OS cannot sandbox).
     from grader.cli import interview
 

@@ -2,7 +2,7 @@
 
 Loader features, integer/float edge cases, atomics under contention, warp shuffles, and the
 scheduler's findings (divergent barrier, deadlock, watchdog, out-of-bounds, misaligned), each with
-the learner's line. Run: pytest tests/emulator/test_core.py -q
+the learner's line. Run: pytest tests/harness/emulator/test_core.py -q
 """
 from __future__ import annotations
 

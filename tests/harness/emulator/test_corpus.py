@@ -1,4 +1,4 @@
-"""The real-code corpus (tests/emulator/corpus): kernels in the idioms of public training code and
+"""The real-code corpus (tests/harness/emulator/corpus): kernels in the idioms of public training code and
 kernel ladders, each against numpy with the sanitizer on. Every case must be correct with no
 finding; lab/corpus_counts.py records the counts in lab/results/corpus.md."""
 import importlib.util

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-PATH = Path(__file__).resolve().parents[2] / "lab" / "tc_zoo_gpu.py"
+PATH = Path(__file__).resolve().parents[3] / "lab" / "tc_zoo_gpu.py"
 spec = importlib.util.spec_from_file_location("tc_zoo_gpu", PATH)
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)

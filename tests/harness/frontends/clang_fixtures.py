@@ -1,4 +1,4 @@
-"""Fixtures of the clang front end's tests (imported by them; tests/frontends/conftest.py belongs to
+"""Fixtures of the clang front end's tests (imported by them; tests/harness/frontends/conftest.py belongs to
 the Triton and numba front ends). The CUDA folder for these tests: made once (`kata setup` downloads it from PyPI
 when CI has not already), then named by KATA_CLANG_CUDA, since each grade gets its own KATA_HOME."""
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lab"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "lab"))
 from compare_frontends import grade_with, summary  # noqa: E402
 from clang_fixtures import clang_folder, nvrtc_or_skip  # noqa: E402,F401  (fixtures)
 

@@ -16,7 +16,7 @@ CASES: dict[str, tuple[str, tuple, object, dict]] = {}  # name -> (.cu stem, siz
 
 
 def case(source: str, *sizes, emulator: dict | None = None):
-    """Register a case running tests/emulator/zoo/<source>.cu at each size; `emulator` holds
+    """Register a case running tests/harness/emulator/zoo/<source>.cu at each size; `emulator` holds
     Emulator options for this case (e.g. a small resident-block limit)."""
     def register(fn):
         CASES[fn.__name__] = (source, sizes, fn, emulator or {})
