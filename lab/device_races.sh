@@ -5,4 +5,4 @@
 OUT=${JOBOUT:-${OUT:-/tmp/races_out}}
 mkdir -p "$OUT"
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1 || true
-timeout 140 python3 bench/races_gpu.py "$OUT" --runs 20 --right-runs 3 --budget-s 110 2>&1 | tee "$OUT/races_gpu.txt" || true
+timeout 140 python3 lab/races_gpu.py "$OUT" --runs 20 --right-runs 3 --budget-s 110 2>&1 | tee "$OUT/races_gpu.txt" || true

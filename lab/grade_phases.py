@@ -43,6 +43,8 @@ def _install() -> None:
     pipeline.run_case = _timed("", pipeline.run_case,
                                split=lambda kata, worker, data, **_: f"run {data.case.origin} cases (worker)")
     pipeline.sanitizer_stage = _timed("sanitizer + counters run", pipeline.sanitizer_stage)
+    if hasattr(pipeline, "order_stage"):  # the order check's runs under other schedules
+        pipeline.order_stage = _timed("order check (other schedules)", pipeline.order_stage)
     stage.estimate_stage = _timed("H200 model observation (bench shape)", stage.estimate_stage)
     start = isolation.Worker.__enter__
     isolation.Worker.__enter__ = _timed("worker start", start)

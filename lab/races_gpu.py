@@ -1,8 +1,8 @@
-"""The schedule-bug corpus (tests/emulator/corpus/races) on a real GPU: every wrong kernel run
+"""The schedule-bug corpus (tests/harness/emulator/corpus/races) on a real GPU: every wrong kernel run
 RUNS times with the same inputs, every right twin a few times, each checked against numpy by
 the case itself. A wrong kernel that never gave a wrong answer is recorded as latent there.
 
-    python3 bench/races_gpu.py OUT_DIR [--runs 20] [--dry]
+    python3 lab/races_gpu.py OUT_DIR [--runs 20] [--dry]
 
 --dry runs the same loop on kata's emulator instead (no GPU), to check the script. Writes
 OUT_DIR/races_gpu.json and prints one line per case. CuPy compiles the .cu files (NVRTC); the
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-RACES = Path(__file__).resolve().parents[1] / "tests" / "emulator" / "corpus" / "races"
+RACES = Path(__file__).resolve().parents[1] / "tests" / "harness" / "emulator" / "corpus" / "races"
 sys.path.insert(0, str(RACES))
 
 import _races

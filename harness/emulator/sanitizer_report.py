@@ -142,7 +142,7 @@ class Reports:
         same_warp = other is not None and other // 32 == int(t[i]) // 32
         lang = self._language(inst)
         sync = (f"{fix('__syncwarp()', lang)} (a warp's lanes do not run in lockstep since Volta)" if same_warp
-                else f"{fix('__syncthreads()', lang)} (the threads are in different warps)")
+                else fix('__syncthreads()', lang))
         off = int(w[i]) * self._g
         text = template.format(off=off, here=here, there=there, sync=sync,
                                other=_fmt(other_xyz) if other_xyz else "")

@@ -1,4 +1,4 @@
-"""The schedule-bug corpus (tests/emulator/corpus/races): kernels whose bug depends on the order
+"""The schedule-bug corpus (tests/harness/emulator/corpus/races): kernels whose bug depends on the order
 threads, warps, blocks or atomics run in, each with a right twin. Every wrong kernel's finding is
 pinned: its kind, both source lines, whether the two threads share a block, the message's fix in
 the kernel's language and the missing barrier's scope, and that it is the launch's first error

@@ -3,7 +3,7 @@ kernel of a wrong/right pair the way its host program would and asserts the answ
 `expect` pins what the sanitizer must say about the wrong one.
 
 A case is `fn(dev, rng, kernel)`; dev is anything with upload / zeros / empty / read / launch (the
-emulator's Device below, or the CuPy device of lab/device/races_gpu.py, which runs the same cases
+emulator's Device below, or the CuPy device of lab/races_gpu.py, which runs the same cases
 on a GPU). Scalars are passed as numpy scalars so both devices pack them alike.
 """
 from __future__ import annotations
