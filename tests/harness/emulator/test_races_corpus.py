@@ -96,3 +96,27 @@ def test_the_right_twin_is_right_and_clean_under_other_schedules(name):
         dev, wrong = _run(c, c.right, schedule=s)
         assert wrong is None, f"schedule {s}: {wrong}"
         assert [f"{f.kind} {f.where()}" for f in dev.emu.findings] == [], f"schedule {s}"
+
+
+def test_an_address_made_from_an_unwritten_value_is_reported_as_that_read_first():
+    # under a schedule that starts half the grid at a time, the first blocks gather through
+    # entries the later blocks have not written: the garbage index reads out of bounds
+    c = _races.CASES["inverse_gather"]
+    dev, wrong = _run(c, c.wrong, schedule=1)
+    assert wrong is not None
+    errors = [f for f in dev.emu.findings if f.severity == "error"]
+    read = _races.line_of(c.source, "inv-read")
+    assert (errors[0].kind, errors[0].line, errors[0].space) == ("uninitialized-read", read, "global")
+    oob = [f for f in errors if f.kind == "out-of-bounds"]
+    assert oob and f"first read memory nothing had written, at races_global.cu:{read}" in oob[0].message
+
+
+def test_fixes_are_named_in_the_kernel_language():
+    from harness.emulator.sanitizer_report import fix, language_of
+
+    assert language_of("kernel.cu", "reduce") == "cuda"
+    assert language_of("kernel.py", "_ZN6kernel6reduceB2v1E5ArrayIfLi1E1C7mutable7alignedE") == "numba"
+    assert language_of("kernel.py", "add_kernel") == "triton"
+    assert fix("__syncthreads()", "numba") == "cuda.syncthreads()"
+    assert fix("atomicAdd()", "triton") == "tl.atomic_add()"
+    assert fix("__syncwarp()", "cuda") == "__syncwarp()"

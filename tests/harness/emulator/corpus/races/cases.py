@@ -225,3 +225,22 @@ def numba_total(dev, rng, kernel):
     out = dev.zeros(1, F32)
     dev.launch(kernel, 3, 256, [dev.upload(x), out])
     close(dev.read(out, F32, 1), [x.astype(np.float64).sum()], 1e-4, 1e-4, "total")
+
+
+# ---- cause before symptom -------------------------------------------------------------------
+@case("races_global.cu", "inverse_gather_onepass", "inverse_scatter", "cross-block",
+      Expect("race-raw", "inv-read", "inv-write", "different", ("second kernel",)), extra=("gather_through",))
+def inverse_gather(dev, rng, kernel):
+    n = 1000
+    q = rng.permutation(n).astype(I32)
+    x = rng.standard_normal(n).astype(F32)
+    p, out = dev.empty(n, I32), dev.empty(n, F32)
+    if kernel == "inverse_gather_onepass":
+        dev.launch(kernel, 4, 256, [dev.upload(q), dev.upload(x), p, out, I32(n)])
+    else:
+        px = dev.upload(x)
+        dev.launch(kernel, 4, 256, [dev.upload(q), p, I32(n)])
+        dev.launch("gather_through", 4, 256, [px, p, out, I32(n)])
+    inv = np.empty(n, np.int64)
+    inv[q] = np.arange(n)
+    assert (dev.read(out, F32, n) == x[inv]).all(), "gathered through the inverse permutation"

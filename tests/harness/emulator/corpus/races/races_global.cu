@@ -171,3 +171,22 @@ extern "C" __global__ void sum_last_block_fence(const float* x, float* part, flo
         *out = total;
     }
 }
+
+// out[i] = x[p[i]] through the inverse of a permutation q (p = q^-1): each block scatters its chunk
+// of the inverse, then gathers, in one launch, through entries other blocks write.
+extern "C" __global__ void inverse_gather_onepass(const int* q, const float* x, int* p, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[q[i]] = i;  // MARK inv-write
+    __syncthreads();
+    if (i < n) out[i] = x[p[i]];  // MARK inv-read
+}
+
+extern "C" __global__ void inverse_scatter(const int* q, int* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[q[i]] = i;
+}
+
+extern "C" __global__ void gather_through(const float* x, const int* p, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[p[i]];
+}
