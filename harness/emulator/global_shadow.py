@@ -44,7 +44,7 @@ class GlobalRaces:
         size = min(max(nblocks, 1), 1 << 16)
         self.fences: dict[int, list[int]] = {}  # per linear block: the times of its fences
         self.acquired = np.zeros(size, np.int64)  # per linear block: its last atomic, fence or volatile load
-        self.last_load: dict[int, np.ndarray] = {}  # slot -> per thread, the last word it loaded + 1
+        self.last_load = np.zeros(0, np.int64)  # per (block slot, thread): the last word it loaded + 1
 
     # ---- ordering events ------------------------------------------------------------------
     def _cover(self, blocks: np.ndarray) -> None:
@@ -75,8 +75,11 @@ class GlobalRaces:
         return out
 
     def block_end(self, slots) -> None:
-        for s in np.asarray(slots).tolist():
-            self.last_load.pop(int(s), None)
+        slots = np.asarray(slots, np.int64)
+        rows = self.last_load.size // max(self.threads, 1)
+        slots = slots[slots < rows]
+        if slots.size:
+            self.last_load.reshape(rows, self.threads)[slots] = 0
 
     # ---- the window -------------------------------------------------------------------------
     def _grow(self, lo: int, hi: int) -> None:
@@ -157,12 +160,12 @@ class GlobalRaces:
     def _remember_loads(self, slots, tids, off) -> None:
         """Per thread, the last global word it loaded: a store of that word by several threads
         in one instruction is then a read-modify-write (a lost update), not a broadcast."""
-        for s in np.unique(slots).tolist() if slots.size < 2 or slots[0] != slots[-1] else [int(slots[0])]:
-            row = self.last_load.get(s)
-            if row is None:
-                row = self.last_load[s] = np.zeros(self.threads, np.int64)
-            m = slots == s
-            row[tids[m]] = off[m] // 4 + 1
+        need = (int(slots.max()) + 1) * self.threads
+        if need > self.last_load.size:
+            grown = np.zeros(max(need, 2 * self.last_load.size), np.int64)
+            grown[: self.last_load.size] = self.last_load
+            self.last_load = grown
+        self.last_load[slots * self.threads + tids] = off // 4 + 1
 
     def _changing(self, off, size, values):
         """Lanes whose store changes memory (None: all of them). A store of the bytes already
@@ -216,8 +219,8 @@ class GlobalRaces:
                         (int(blocks[j]), int(tids[j]), line, False), why, int(hit.size))
 
     def _loaded(self, slot, tid) -> int:
-        row = self.last_load.get(int(slot))
-        return -1 if row is None else int(row[int(tid)])
+        k = int(slot) * self.threads + int(tid)
+        return int(self.last_load[k]) if k < self.last_load.size else -1
 
     def _check(self, inst, kind, blocks, tids, off, size, slots, epochs, wsyncs, plain_only) -> None:
         w, lanes = self._words(off, size)
