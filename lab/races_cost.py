@@ -1,66 +1,117 @@
-"""What the schedule-bug checks (global-race shadow, order check) cost a CPU grade: each kata's
-solution graded by lab/grade_phases.py in two source trees, alternating, each in its own process
-with a fresh KATA_HOME, timing the CPU seconds (user + sys of the grade and its workers), which a
-shared machine disturbs less than wall time.
+"""What the schedule-bug checks add to each solution's CPU grade, as counted CPU time: the runs a
+grade makes for them, timed in this process (time.process_time, which a shared machine disturbs
+far less than wall time), beside the grade's own CPU seconds from lab/results/grade-times.md.
 
-    python lab/races_cost.py BASE_TREE NEW_TREE [KATA ...] [--repeat 1] [--out FILE.json]
+    python lab/races_cost.py [KATA ...] [--repeat 3] [--write lab/results/races-cost.md]
+
+Per kata, on the sanitizer's case (the largest public case up to runs.SANITIZE_ELEMENTS elements):
+the sanitizer + counters run with the global-race shadow and with it switched off (its cost is the
+difference), and the order check's two runs under other schedules, which a grade makes only when
+the kernel's PTX has an atomic. Each time is the least of --repeat runs.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-def grade(tree: Path, kata: str) -> dict:
-    folder = tree / "solutions" / kata
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "KATA_HOME": home, "PYTHONPATH": str(tree)}
-        proc = subprocess.run([sys.executable, str(tree / "lab" / "grade_phases.py"), str(folder), "--kata", kata,
-                               "--backend", "cpu"], capture_output=True, text=True, cwd=tree, env=env)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+def _grade_cpu() -> dict:
+    """The warm CPU seconds of each solution's grade (lab/results/grade-times.md)."""
+    out = {}
+    for line in (ROOT / "lab" / "results" / "grade-times.md").read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 9 and cells[2] == f"solutions/{cells[1]}":
+            out[cells[1]] = float(cells[8])
+    return out
+
+
+def measure(kata_id: str, repeat: int) -> dict:
+    from grader import catalog
+    from grader.grading import cases, pipeline, runs
+    from grader.grading.workspace import locate
+    from harness.emulator import global_shadow
+    from harness.sandbox import worker
+    from harness.sandbox.isolation import ArgValue, Program, RunSpec
+    from harness.sandbox.plan_host import PlanHost
+
+    kata = catalog.load(kata_id)
+    sub = locate(ROOT / "solutions" / kata_id, kata_id)
+    raw, launch_text = sub.kernel.read_bytes(), sub.launch.read_text()
+    compiled, stage = pipeline._compile(sub, raw, launch_text)
+    assert stage.ok, stage.headline()
+    py = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""
+    program = Program("cpu", compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
+                      launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"), kernel_path=py)
+    host = PlanHost(program.launch_path, source=launch_text, kernel_source=program.kernel_source,
+                    sandbox={"required": False})
+    assert host.start() is None
+    datas = [cases.materialize(kata, cases.Case(dict(p), "public", cases.DEFAULT_SEED)) for p in kata.public]
+    fits = [d for d in datas if d.elements <= runs.SANITIZE_ELEMENTS] or [min(datas, key=lambda d: d.elements)]
+    data = max(fits, key=lambda d: d.elements)
+    args = []
+    for arg in kata.args:
+        if arg.role == "scalar":
+            args.append(ArgValue(arg.name, "scalar", data.scalars[arg.name]))
+        elif arg.role == "out":
+            args.append(ArgValue(arg.name, "out", None, arg.dtype.str, int(data.expected[arg.name].size)))
+        else:
+            args.append(ArgValue(arg.name, arg.role, data.inputs[arg.name]))
+
+    def cpu(spec: RunSpec) -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.process_time()
+            result = worker._run(program, host, spec)
+            best = min(best, time.process_time() - t0)
+            assert result.problem is None, result.problem
+        return best
+
+    worker._run(program, host, RunSpec(tuple(args), sanitize=True, counters=True))  # imports, numba's first call
+    on = cpu(RunSpec(tuple(args), sanitize=True, counters=True))
+    access, fence = global_shadow.GlobalRaces.access, global_shadow.GlobalRaces.fence
+    global_shadow.GlobalRaces.access = global_shadow.GlobalRaces.fence = lambda *a, **k: None
     try:
-        out = json.loads(proc.stdout)
-        verdict, phases = out["report"]["verdict"], out["phases"]
-    except (ValueError, KeyError):
-        verdict, phases = f"error: {proc.stderr[-300:]}", {}
-    return {"cpu_s": round(cpu, 2), "wall_s": round(wall, 2), "verdict": verdict, "phases": phases}
+        off = cpu(RunSpec(tuple(args), sanitize=True, counters=True))
+    finally:
+        global_shadow.GlobalRaces.access, global_shadow.GlobalRaces.fence = access, fence
+    atomics = not compiled.ptx or any(op in compiled.ptx for op in ("atom.", "red."))
+    order = sum(cpu(RunSpec(tuple(args), schedule=s)) for s in runs.schedules_for(cases.DEFAULT_SEED)) if atomics else 0.0
+    host.close()
+    return {"case": data.case.label(), "sanitizer_on": on, "sanitizer_off": off, "atomics": atomics, "order": order}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("base", type=Path)
-    ap.add_argument("new", type=Path)
     ap.add_argument("katas", nargs="*")
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--out", type=Path)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--write", type=Path)
     a = ap.parse_args()
-    katas = a.katas or sorted(p.name for p in (a.new / "solutions").iterdir() if (p / "launch.py").exists())
-    rows = {}
+    grades = _grade_cpu()
+    katas = a.katas or sorted(grades)
+    rows = []
     for kata in katas:
-        runs = {"base": [], "new": []}
-        for _ in range(a.repeat):
-            for side in ("base", "new"):
-                runs[side].append(grade(getattr(a, side), kata))
-        b = min(r["cpu_s"] for r in runs["base"])
-        n = min(r["cpu_s"] for r in runs["new"])
-        rows[kata] = {**runs, "base_cpu_s": b, "new_cpu_s": n, "ratio": round(n / b, 3) if b else None,
-                      "load": os.getloadavg()[0]}
-        print(f"{kata:20s} base {b:7.1f} s  new {n:7.1f} s  x{rows[kata]['ratio']}  "
-              f"{runs['new'][0]['verdict']}  order {runs['new'][0]['phases'].get('order check (other schedules)', 0):.1f} s",
-              flush=True)
-        if a.out:
-            a.out.write_text(json.dumps(rows, indent=1))
+        m = measure(kata, a.repeat)
+        added = max(0.0, m["sanitizer_on"] - m["sanitizer_off"]) + m["order"]
+        share = 100 * added / grades[kata] if kata in grades else float("nan")
+        rows.append(f"| {kata} | {m['case']} | {m['sanitizer_off']:.3f} | {m['sanitizer_on']:.3f} | "
+                    f"{'yes' if m['atomics'] else 'no'} | {m['order']:.3f} | {grades.get(kata, float('nan')):.1f} | "
+                    f"{share:.1f} % |")
+        print(rows[-1], flush=True)
+    if a.write:
+        head = ["# What the schedule-bug checks cost each solution's CPU grade", "",
+                f"- command: `python lab/races_cost.py --repeat {a.repeat} --write {a.write}`",
+                f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+                "- CPU seconds of this process (time.process_time, the least of the repeats) on a shared "
+                "2-core machine; the grade's CPU seconds are the warm column of lab/results/grade-times.md "
+                "(an earlier, quieter day)", "",
+                "| kata | sanitizer case | sanitizer run, no global shadow s | with it s | atomics in the PTX | "
+                "order check (2 runs) s | grade CPU s | added |", "|---|---|---|---|---|---|---|---|"]
+        a.write.write_text("\n".join(head + rows) + "\n")
     return 0
 
 

@@ -71,14 +71,15 @@ def attempt(make, c, kernel, seed):
         return f"{type(exc).__name__}: {str(exc)[:160]}"
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--right-runs", type=int, default=3)
     ap.add_argument("--dry", action="store_true")
     ap.add_argument("--budget-s", type=float, default=120.0)
-    a = ap.parse_args()
+    ap.add_argument("--only", nargs="*", help="these cases only (default: all)")
+    a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     if a.dry:
@@ -93,7 +94,8 @@ def main() -> int:
     record = {"device": device, "runs": a.runs,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cases": {}}
     # the barrier-in-a-branch kernel last: were a GPU to hang on it, the rest is already recorded
-    order = sorted(_races.CASES.items(), key=lambda kv: kv[1].cls == "branch-barrier")
+    order = sorted(((n, c) for n, c in _races.CASES.items() if not a.only or n in a.only),
+                   key=lambda kv: kv[1].cls == "branch-barrier")
     for name, c in order:
         if time.monotonic() - started > a.budget_s:
             record["cases"][name] = {"skipped": "budget"}
