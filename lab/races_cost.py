@@ -106,11 +106,11 @@ def main() -> int:
         head = ["# What the schedule-bug checks cost each solution's CPU grade", "",
                 f"- command: `python lab/races_cost.py --repeat {a.repeat} --write {a.write}`",
                 f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-                "- CPU seconds of this process (time.process_time, the least of the repeats) on a shared "
-                "2-core machine; the grade's CPU seconds are the warm column of lab/results/grade-times.md "
-                "(an earlier, quieter day)", "",
-                "| kata | sanitizer case | sanitizer run, no global shadow s | with it s | atomics in the PTX | "
-                "order check (2 runs) s | grade CPU s | added |", "|---|---|---|---|---|---|---|---|"]
+                ("- CPU seconds of this process (time.process_time, the least of the repeats) on a shared "
+                 "2-core machine; the grade's CPU seconds are the warm column of lab/results/grade-times.md "
+                 "(an earlier, quieter day)"), "",
+                ("| kata | sanitizer case | sanitizer run, no global shadow s | with it s | atomics in the PTX | "
+                 "order check (2 runs) s | grade CPU s | added |"), "|---|---|---|---|---|---|---|---|"]
         a.write.write_text("\n".join(head + rows) + "\n")
     return 0
 
