@@ -80,9 +80,16 @@ def measure(kata_id: str, repeat: int) -> dict:
     finally:
         global_shadow.GlobalRaces.access, global_shadow.GlobalRaces.fence = access, fence
     atomics = not compiled.ptx or any(op in compiled.ptx for op in ("atom.", "red."))
-    order = sum(cpu(RunSpec(tuple(args), schedule=s)) for s in runs.schedules_for(cases.DEFAULT_SEED)) if atomics else 0.0
+    order, verdicts = 0.0, []
+    for s in runs.schedules_for(cases.DEFAULT_SEED) if atomics else ():
+        order += cpu(RunSpec(tuple(args), schedule=s))
+        result = worker._run(program, host, RunSpec(tuple(args), schedule=s))  # the solution must pass
+        check = runs.compare(kata, data.inputs, result.outputs, data.expected, {**data.case.params, **data.scalars},
+                             result.changed_inputs)
+        verdicts.append("pass" if check.ok else f"FAIL {check.headline()}")
     host.close()
-    return {"case": data.case.label(), "sanitizer_on": on, "sanitizer_off": off, "atomics": atomics, "order": order}
+    return {"case": data.case.label(), "sanitizer_on": on, "sanitizer_off": off, "atomics": atomics, "order": order,
+            "verdicts": verdicts}
 
 
 def main() -> int:
@@ -100,7 +107,7 @@ def main() -> int:
         share = 100 * added / grades[kata] if kata in grades else float("nan")
         rows.append(f"| {kata} | {m['case']} | {m['sanitizer_off']:.3f} | {m['sanitizer_on']:.3f} | "
                     f"{'yes' if m['atomics'] else 'no'} | {m['order']:.3f} | {grades.get(kata, float('nan')):.1f} | "
-                    f"{share:.1f} % |")
+                    f"{share:.1f} % | {', '.join(m['verdicts']) or '-'} |")
         print(rows[-1], flush=True)
     if a.write:
         head = ["# What the schedule-bug checks cost each solution's CPU grade", "",
@@ -110,7 +117,8 @@ def main() -> int:
                  "2-core machine; the grade's CPU seconds are the warm column of lab/results/grade-times.md "
                  "(an earlier, quieter day)"), "",
                 ("| kata | sanitizer case | sanitizer run, no global shadow s | with it s | atomics in the PTX | "
-                 "order check (2 runs) s | grade CPU s | added |"), "|---|---|---|---|---|---|---|---|"]
+                 "order check (2 runs) s | grade CPU s | added | the solution under the 2 schedules |"),
+                "|---|---|---|---|---|---|---|---|---|"]
         a.write.write_text("\n".join(head + rows) + "\n")
     return 0
 
