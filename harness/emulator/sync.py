@@ -103,17 +103,23 @@ class Synchronisation:
             past = gone[(last > p0) & (fn[np.maximum(last, 0)] == fn[p0])]
         if past.size:
             self.report("divergent-barrier", self.code[p0], l0,
-                        f"__syncthreads() at {self.where(p0)} is reached by {self.threads(l0)} only: "
+                        f"{self._barrier_name(p0)} at {self.where(p0)} is reached by {self.threads(l0)} only: "
                         f"{self.threads(past)} never arrived: they ran {self.where(int(self.last_mem[past[0]]))}, "
                         "past it, and exited, so the barrier does not order what it should (every "
-                        "thread of the block must reach the same __syncthreads())")
+                        f"thread of the block must reach the same {self._barrier_name(p0)})")
             return
         self.report("barrier-after-exit", self.code[p0], l0,
-                    f"__syncthreads() at {self.where(p0)} is reached by {self.threads(l0)} only: the others "
+                    f"{self._barrier_name(p0)} at {self.where(p0)} is reached by {self.threads(l0)} only: the others "
                     f"of the block {self._skipped_by(p0)} and exited, so the barrier completed only because "
                     "exited threads count as arrived. A barrier in control flow that not every thread of the "
                     "block takes is invalid CUDA (the programming guide's rule for __syncthreads()): keep "
                     "every thread alive to the barrier and guard only the work around it", once=True)
+
+    def _barrier_name(self, pc: int) -> str:
+        """__syncthreads() as the kernel's language spells it (numba: cuda.syncthreads())."""
+        from .sanitizer_report import fix, language_of
+
+        return fix("__syncthreads()", language_of(self.code[pc].file, self.kernel.name))
 
     def _skipped_by(self, p0: int) -> str:
         """How the exited threads got past the barrier at p0, as the code says it: the conditional

@@ -244,3 +244,11 @@ def inverse_gather(dev, rng, kernel):
     inv = np.empty(n, np.int64)
     inv[q] = np.arange(n)
     assert (dev.read(out, F32, n) == x[inv]).all(), "gathered through the inverse permutation"
+
+
+@case("races_numba.py", "reverse_half_branch", "reverse_half_uniform", "numba",
+      Expect("barrier-after-exit", "nb-branch-bar", None, None, ("cuda.syncthreads() at races_numba.py:",
+                                                                 "took the branch at races_numba.py:"),
+             ("early return",)))
+def numba_reverse_half(dev, rng, kernel):
+    reverse_half(dev, rng, kernel)

@@ -31,3 +31,24 @@ def total_atomic(x, out):
     i = cuda.grid(1)
     if i < x.size:
         cuda.atomic.add(out, 0, x[i])
+
+
+@cuda.jit
+def reverse_half_branch(x, out, half):
+    s = cuda.shared.array(128, float32)
+    t = cuda.threadIdx.x
+    if t < half:  # MARK nb-branch-if
+        s[t] = x[t]
+        cuda.syncthreads()  # MARK nb-branch-bar
+        out[t] = s[half - 1 - t]
+
+
+@cuda.jit
+def reverse_half_uniform(x, out, half):
+    s = cuda.shared.array(128, float32)
+    t = cuda.threadIdx.x
+    if t < half:
+        s[t] = x[t]
+    cuda.syncthreads()
+    if t < half:
+        out[t] = s[half - 1 - t]
