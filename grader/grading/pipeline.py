@@ -197,6 +197,9 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         if errors:
             first = errors[0]
             match = "outputs match on the GPU, but the sanitizer (CPU emulator) found" if on_gpu else "outputs match, but"
+            if first.kind == "order-dependent":  # they matched in the emulator's default order only
+                match = ("outputs match on the GPU and in the emulator's default order, but" if on_gpu
+                         else "outputs match in the emulator's default order, but")
             # The emulator's case may be one the learner never saw fail: name it for --case.
             on_case = (f" for {_cases.Case(memory.case, '', seed).label()}"
                        if memory.case and (on_gpu or memory.screened) else "")

@@ -178,9 +178,10 @@ def _order_finding(case, outcome: CaseOutcome, schedule: int, lines: tuple):
     got = outcome.check.headline() if outcome.check is not None else outcome.reason
     if lines:
         at = ", ".join(f"{Path(f).name if f else '?'}:{ln}" for f, ln in lines[:4])
-        cause = (f"the order of atomics: the atomic at {at} returns values in arrival order, and no thread or block "
-                 "order fixes that order (an atomicAdd's old value is not the thread's rank); compute positions "
-                 "from the data instead (a count or scan of the earlier elements)")
+        which = f"the atomics at {at} return" if len(lines) > 1 else f"the atomic at {at} returns"
+        cause = (f"the order of atomics: {which} values in arrival order, and no thread or block order fixes that "
+                 "order (an atomicAdd's old value is not the thread's rank); compute positions from the data "
+                 "instead (a count or scan of the earlier elements)")
     else:
         cause = ("the order of blocks: a block uses what other blocks write or add in the same launch, which "
                  "nothing orders; finish that work in a second kernel")

@@ -160,7 +160,8 @@ class Emulator:
         self.findings.extend(found)
         return LaunchResult(found, counters, stopped, issued, tuple(getattr(eng, "printed", ())),
                             int(getattr(eng, "printed_cut", 0)),
-                            tuple(sorted(sched.atomic_lines, key=str)) if sched is not None else ())
+                            tuple(sorted(sched.atomic_lines, key=lambda fl: (fl[0] or "", fl[1] or 0)))
+                            if sched is not None else ())
 
 
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # bytes a launch may ask for without opting in

@@ -9,6 +9,8 @@ are replayed lane by lane in rounds, since each step depends on the last.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .findings import UnsupportedPTX
@@ -119,6 +121,8 @@ def atom(eng, inst):
     is_red = inst.op == "red"
     ops = inst.ops
     d = None if is_red else put(eng, inst, ops[0], t)
+    # under a schedule, an atomic whose old value the kernel reads is noted when the order moves it
+    noted = d if eng.schedule is not None and d is not None and _value_read(eng, inst, ops[0]) else None
     ao, vals_ops = (ops[0], ops[1:]) if is_red else (ops[1], ops[2:])
     getaddr, const_addr = address(eng, inst, ao, space)
     b = get(eng, inst, vals_ops[0], t)
@@ -146,13 +150,13 @@ def atom(eng, inst):
             if good is not None:
                 old = np.full(idx.size, np.frombuffer(b"\xff" * size, dt)[0], dt)
                 if op == "cas":  # cas(old, cmp=b, new=c): serial() passes (vals=new, cmp)
-                    old[good] = arrive(eng, inst, view, idx[good], y[good], step, None, x[good], d)
+                    old[good] = arrive(eng, inst, view, idx[good], y[good], step, None, x[good], noted)
                 else:
-                    old[good] = arrive(eng, inst, view, idx[good], x[good], step, uf, None, d)
+                    old[good] = arrive(eng, inst, view, idx[good], x[good], step, uf, None, noted)
             elif op == "cas":
-                old = arrive(eng, inst, view, idx, y, step, None, x, d)
+                old = arrive(eng, inst, view, idx, y, step, None, x, noted)
             else:
-                old = arrive(eng, inst, view, idx, x, step, uf, None, d)
+                old = arrive(eng, inst, view, idx, x, step, uf, None, noted)
             if d is not None:
                 d(sel if lanes is None else (lanes + sel.start if isinstance(sel, slice) else sel[lanes]), old)
     return PLAIN, run
@@ -170,6 +174,17 @@ def arrive(eng, inst, view, idx, vals, step, ufunc, cas_cmp, dest):
     if dest is not None:
         sch.note_atomic(inst, idx)
     return old
+
+
+def _value_read(eng, inst, dest) -> bool:
+    """Whether another instruction of the atomic's function reads its destination register (NVRTC
+    keeps a destination on some atomics whose old value nothing uses)."""
+    name = (getattr(dest, "name", None) or "").rpartition("::")[2]  # names are qualified by function
+    fn = eng.module.functions.get(inst.func)
+    if not name or fn is None:
+        return True
+    pattern = re.compile(rf"{re.escape(name)}(?![\w$])")
+    return any(i is not inst and pattern.search(i.text or "") for i in eng.code[fn.start:fn.end])
 
 
 def _n(sel):

@@ -53,7 +53,7 @@ def test_slots_in_arrival_order_fail_the_order_check_naming_the_atomic(tmp_path)
     assert report.verdict == "fail" and report.stage == "sanitizer", report.headline
     assert report.reasons[0] == "order-dependent"
     line = KERNEL.replace("RANK", ARRIVAL).splitlines().index("        " + ARRIVAL) + 1
-    assert f"order-dependent at kernel.cu:{line}" in report.headline
+    assert f"default order, but order-dependent at kernel.cu:{line}" in report.headline
     assert "the order of atomics" in report.headline
     m = re.search(r"--case schedule=(\d+)", report.headline)
     assert m, report.headline
