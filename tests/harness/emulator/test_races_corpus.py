@@ -120,3 +120,21 @@ def test_fixes_are_named_in_the_kernel_language():
     assert fix("__syncthreads()", "numba") == "cuda.syncthreads()"
     assert fix("atomicAdd()", "triton") == "tl.atomic_add()"
     assert fix("__syncwarp()", "cuda") == "__syncwarp()"
+
+
+def test_a_grid_wide_wait_under_a_schedule_stops_at_the_budget_instead_of_hanging():
+    # a software grid barrier waits for every block; a schedule with half the grid resident never
+    # starts the rest, so the launch spins until the issue budget stops it (the grade skips that schedule)
+    sys.path.insert(0, str(RACES.parent))
+    import _corpus
+
+    from harness.backends.cpu import SCHEDULE_BUDGET
+
+    assert SCHEDULE_BUDGET <= 1_000_000
+    dev = _corpus.Device("misc_idioms", schedule=1, instruction_budget=200_000, sanitize=False)
+    n, grid = 2000, 4
+    x = np.ones(n, np.float32)
+    y, part, sync = dev.empty(n, np.float32), dev.empty(grid, np.float32), dev.zeros(2, np.uint32)
+    res = dev.emu.launch(dev.mod, "center_grid_sync", grid=(grid, 1, 1), block=(128, 1, 1),
+                         args=[dev.upload(x), y, part, sync, n])
+    assert res.stopped and [f.kind for f in res.findings] == ["watchdog"]
