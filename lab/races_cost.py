@@ -79,7 +79,7 @@ def measure(kata_id: str, repeat: int) -> dict:
         off = cpu(RunSpec(tuple(args), sanitize=True, counters=True))
     finally:
         global_shadow.GlobalRaces.access, global_shadow.GlobalRaces.fence = access, fence
-    atomics = not compiled.ptx or any(op in compiled.ptx for op in ("atom.", "red."))
+    atomics = not compiled.ptx or pipeline._ATOMIC.search(compiled.ptx) is not None
     order, verdicts = 0.0, []
     for s in runs.schedules_for(cases.DEFAULT_SEED) if atomics else ():
         order += cpu(RunSpec(tuple(args), schedule=s))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -189,7 +190,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         if not any(f.severity == "error" for f in memory.findings) and not schedule:
             # the same case under two other legal orders of blocks and atomics (the emulator's default
             # hides an order dependence); only when the kernel has atomics, so most grades pay nothing
-            atomics = not compiled.ptx or any(op in compiled.ptx for op in ("atom.", "red."))
+            atomics = not compiled.ptx or _ATOMIC.search(compiled.ptx) is not None
             memory = order_stage(kata, emulator, passed, memory, seed, atomics=atomics)
         findings = merge_findings([*findings, *memory.findings])
         common = dict(compile=stage, resources=resources, correctness=correctness, findings=findings, memory=memory)
@@ -243,6 +244,9 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         return GradeReport(**base, verdict="pass", stage="done",
                            headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, estimate=model.result(), **common)
+
+
+_ATOMIC = re.compile(r"^\s*(?:@!?%\w+\s+)?(?:atom|red)\.", re.M)  # an atomic instruction in PTX (not bar.red)
 
 
 def _schedule_of(value) -> int:
