@@ -19,9 +19,9 @@ KINDS = {
     "barrier-after-exit": "warning",  # a barrier completed because exited threads count as arrived
     "deadlock": "error",  # no thread can make progress (barrier or warp-sync never satisfied)
     "watchdog": "error",  # instruction budget or wall clock exhausted: probably a hang
-    "trap": "error",
+    "trap": "error",  # the kernel executed trap (__trap() or a failed assert()); the launch aborted
     "cp-async-unwaited": "error",  # a shared read of bytes a cp.async still copies (no wait before it)
-    "uninitialized-fragment": "error",  # an mma/wmma operand register no instruction ever wrote  # the kernel executed trap (__trap() or a failed assert()); the launch aborted
+    "uninitialized-fragment": "error",  # an mma/wmma operand register no instruction ever wrote
 }
 
 
