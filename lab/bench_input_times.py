@@ -65,7 +65,7 @@ def _make_all(kata_id: str, home: str) -> dict:
 
 
 def _sub(fn: str, *args) -> dict:
-    code = f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from bench.bench_input_times import {fn}; " \
+    code = f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); from lab.bench_input_times import {fn}; " \
            f"print(json.dumps({fn}(*{args!r})))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:

@@ -22,6 +22,7 @@ VERDICTS = ("correct", "wrong", "unsupported", "false-finding")
 def _load():
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(CORPUS))
+    sys.path.insert(0, str(CORPUS.parent / "zoo"))  # _corpus builds on the zoo's driver
     import _corpus
 
     for path in sorted(CORPUS.glob("cases_*.py")):

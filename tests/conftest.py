@@ -1,17 +1,83 @@
-import sys
+"""Fixtures every test shares. Each test gets its own KATA_HOME (a temporary folder), so the suite
+never writes into a developer's own kata store; the `kata` command runs through click's runner with
+the backends a test wires in (`backends`), never by patching the grading pipeline.
+
+The numpy fake backend (fakes.py) is found by module name, here and in the worker processes the
+grades spawn: pyproject.toml puts tests/ on pytest's `pythonpath`.
+"""
+
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-# The worker process imports the fake backend by module name; spawn hands it our sys.path.
-sys.path.insert(0, str(Path(__file__).parent))
-from fakes import FAKE  # noqa: E402  (after the path insert)
+from fakes import FAKE
 
 KERNEL = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 {
     if (threadIdx.x == 0 && n > 0) atomicAdd(out, x[0]);
 }
 '''
+
+
+@pytest.fixture(autouse=True)
+def kata_home(tmp_path, monkeypatch) -> Path:
+    """This test's own kata store."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("KATA_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch) -> Path:
+    """Run the test from its temporary folder (`kata start reduce` makes ./reduce there)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def backends() -> dict:
+    """--backend value -> the BackendChoice the `kata` command uses instead (empty: the real ones)."""
+    return {}
+
+
+@pytest.fixture
+def fake_choice():
+    """The numpy fake backend (fakes.py), run by the real worker process."""
+    from grader.grading.pipeline import BackendChoice
+
+    return BackendChoice(FAKE, "test backend")
+
+
+@pytest.fixture
+def fake_backend(backends, fake_choice):
+    """`kata grade` (auto or --backend cpu) runs on the numpy fake instead of a GPU or the emulator."""
+    backends.update(auto=fake_choice, cpu=fake_choice)
+    return fake_choice
+
+
+@pytest.fixture
+def cpu_backend(backends):
+    """`auto` means the CPU emulator here, even on a machine with a GPU."""
+    import dataclasses
+
+    from grader.grading.pipeline import choose_backend
+
+    backends["auto"] = dataclasses.replace(choose_backend("cpu"), flag="")  # a rerun repeats what was asked
+    return backends["auto"]
+
+
+@pytest.fixture
+def kata(backends):
+    """kata(*args, catch=False) -> click's Result of the `kata` command with the wired backends."""
+    from grader.cli import cli
+
+    runner = CliRunner()
+
+    def invoke(*args, catch: bool = False):
+        return runner.invoke(cli, [str(a) for a in args], catch_exceptions=catch, obj={"backends": backends})
+
+    return invoke
 
 
 def write_submission(folder, modes=(), launch=None, kernel=KERNEL):
@@ -26,9 +92,13 @@ def write_submission(folder, modes=(), launch=None, kernel=KERNEL):
 
 @pytest.fixture
 def submission(tmp_path):
+    """submission(modes=(), launch=None, kernel=KERNEL) -> a reduce workspace; each mode_X kernel
+    name makes the fake backend misbehave in way X."""
+
     def make(modes=(), launch=None, kernel=KERNEL):
         from grader.catalog import load
 
         plan = launch if launch is not None else load("reduce").file("launch.py").read_text()
         return write_submission(tmp_path / "ws", modes, plan, kernel)
+
     return make

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from grader import catalog
 from grader.grading import workspace
+from grader.cli import _wiring
 from grader.cli._errors import console, handled
 from grader.errors import INTERNAL, UsageError
 
@@ -94,7 +95,8 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -
     if case_pairs:
         sub = workspace.locate(folder, kata_id)
         only = parse_overrides(case_pairs, sub.kata)
-    result = pipeline.grade(kata_id, folder, backend=backend, seed=seed, examples=examples, case=only)
+    result = pipeline.grade(kata_id, folder, backend=_wiring.backend(backend), seed=seed, examples=examples,
+                            case=only)
     line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
@@ -164,6 +166,7 @@ def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     from grader.catalog import audit
     from grader.grading import pipeline
 
+    backend = _wiring.backend(backend)
     pipeline.choose_backend(backend)  # no GPU: exit 3 before any work
 
     for kata_id in kata_ids:

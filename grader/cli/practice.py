@@ -123,8 +123,8 @@ def solution(kata_id: str, give_up: bool, lang: str) -> None:
 def reset(kata_id: str, yes: bool) -> None:
     """Restore a kata's stub and restart its clock.
 
-    The clock and the hint count start again. Your current files are kept in the workspace's .kata-backup/ folder, and your earlier
-    attempts stay in the history (`kata status` counts from the reset).
+    The clock and the hint count start again. Your current files are kept in the workspace's
+    .kata-backup/ folder, and your earlier attempts stay in the history (`kata status` counts from the reset).
     """
     from grader import catalog
     from grader.practice.store import Store
@@ -222,7 +222,7 @@ def mistakes(kata_id: str) -> None:
     with Store() as store:
         if not progress.has_passed(store, kata_id):
             raise UsageError(f"the mistakes of {kata_id} unlock once your kernel passes",
-                             hint=f"`kata grade` your workspace first; `kata hint` for a nudge")
+                             hint="`kata grade` your workspace first; `kata hint` for a nudge")
     console = _console()
     shown = _mistakes.show(kata_id, default_home(),
                            on_grade=lambda name: console.print(f"grading {name} ...", style="dim"))

@@ -48,10 +48,36 @@ WINDOWS = ("kernel.cu compiles, but kata cannot run it on Windows: the launch pl
            "worker process (memory caps, signals, and the launch-plan sandbox) that needs Linux or macOS")
 
 
-def choose_backend(requested: str) -> tuple[str, str]:
-    """(backend, why) for --backend auto|gpu|cpu."""
+@dataclasses.dataclass(frozen=True)
+class BackendChoice:
+    """Which backend a grade's worker builds, and why. name: "cpu", "gpu", or a Backend factory
+    "module:function" that a caller passes in (the tests' numpy fake); flag: the `--backend ...`
+    that a rerun command repeats ("" for auto and for a factory)."""
+    name: str
+    why: str
+    flag: str = ""
+    #: "gpu": a factory that plays the GPU, so the grade takes the GPU path (the tests' fake)
+    acts_as: str = ""
+
+    @property
+    def label(self) -> str:
+        """The report's backend: cpu, gpu, or the factory's module."""
+        return self.name.split(":")[0]
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
+        return (self.acts_as or self.name) == "gpu"
+
+
+def choose_backend(requested: str | BackendChoice) -> BackendChoice:
+    """The backend for --backend auto|gpu|cpu; a BackendChoice passed in is used as it is."""
+    if isinstance(requested, BackendChoice):
+        return requested
     if requested == "cpu":
-        return "cpu", "--backend cpu"
+        return BackendChoice("cpu", "--backend cpu", "--backend cpu")
+    if requested not in ("auto", "gpu"):
+        raise UsageError(f"--backend {requested!r}: choose auto, gpu or cpu")
     try:
         from harness.backends import gpu as _gpu
 
@@ -62,17 +88,13 @@ def choose_backend(requested: str) -> tuple[str, str]:
         if not available:
             raise EnvironmentProblem("--backend gpu: CuPy sees no CUDA GPU on this machine",
                                      hint="install kata[gpu] on a machine with a GPU, or use --backend cpu")
-        return "gpu", "--backend gpu"
-    if requested != "auto" and ":" not in requested:
-        raise UsageError(f"--backend {requested!r}: choose auto, gpu or cpu")
-    if ":" in requested:  # tests: a Backend factory "module:function"
-        return requested, "test backend"
+        return BackendChoice("gpu", "--backend gpu", "--backend gpu")
     if available:
-        return "gpu", "auto: CuPy sees a CUDA GPU"
-    return "cpu", "auto: no CUDA GPU visible to CuPy, so kata's CPU emulator runs the PTX"
+        return BackendChoice("gpu", "auto: CuPy sees a CUDA GPU")
+    return BackendChoice("cpu", "auto: no CUDA GPU visible to CuPy, so kata's CPU emulator runs the PTX")
 
 
-def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | None = None,
+def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto", seed: int | None = None,
           examples: int | None = None, case: dict | None = None, hidden: bool = False,
           launch_file: Path | None = None, timeout_s: float = CASE_TIMEOUT_S,
           require_sandbox: bool = False, deadline_s: float | None = None,
@@ -90,10 +112,11 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         case = dict(case)
         schedule = _schedule_of(case.pop("schedule"))
     examples = _cases.DEFAULT_EXAMPLES if examples is None else int(examples)
-    chosen, why = choose_backend(backend)
+    choice = choose_backend(backend)
+    chosen = choice.name
     sandbox_notes = _notes.sandbox_notes()
-    base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=chosen.split(":")[0],
-                backend_reason=why, seed=seed, notes=(*sub.notes, *sandbox_notes), diagnostic=case is not None)
+    base = dict(kata=kata.id, title=kata.title, workspace=str(sub.folder), backend=choice.label,
+                backend_reason=choice.why, seed=seed, notes=(*sub.notes, *sandbox_notes), diagnostic=case is not None)
 
     # Read once: the bytes compiled and planned are the bytes whose hash the attempt records, whatever
     # happens to the files while the grade runs.
@@ -108,15 +131,15 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     if _on_windows():  # the compile stage above works there (NVRTC has Windows wheels)
         raise EnvironmentProblem(WINDOWS, hint="install WSL 2 (`wsl --install`), then `pip install kata` inside it")
     resources = ResourceStage(tuple(compiled.resources.values()), ())
-    if _on_gpu(chosen) and compiled.cubin is None and sub.kernel.suffix != ".py":  # clang without ptxas: PTX only
+    if choice.on_gpu and compiled.cubin is None and sub.kernel.suffix != ".py":  # clang without ptxas: PTX only
         raise EnvironmentProblem(f"--backend gpu needs a cubin, and {compiled.frontend} made PTX only: "
                                  + " ".join(compiled.notes), hint="unset KATA_FRONTEND (NVRTC), or use --backend cpu")
     python_kernel = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""
     program = Program(chosen, compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
                       launch_source=launch_text, kernel_source=raw.decode("utf-8", "replace"),
                       require_sandbox=require_sandbox, kernel_path=python_kernel)
-    rerun_base = _rerun_command(sub, kata_id, backend)
-    on_gpu = _on_gpu(chosen)
+    rerun_base = _rerun_command(sub, kata_id, choice.flag)
+    on_gpu = choice.on_gpu
     with contextlib.ExitStack() as stack:
         worker = stack.enter_context(Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP))
         # The sanitizer runs on kata's emulator; a GPU grade starts a CPU worker for it when needed.
@@ -263,11 +286,6 @@ def _on_windows() -> bool:
     return sys.platform == "win32"
 
 
-def _on_gpu(backend: str) -> bool:
-    """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
-    return backend == "gpu"
-
-
 def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
     """Non-blocking: the GPU worker loads the backend, calibration, torch and bench inputs in the
     background (grader.performance.prefetching.prefetch) while the CPU emulator runs the sanitizer and the screen."""
@@ -380,7 +398,7 @@ def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed:
                              make_plan=make_plan)
 
 
-def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
+def _rerun_command(sub: Submission, kata_id: str | None, flag: str) -> str:
     parts = ["kata grade"]
     try:
         rel = os.path.relpath(sub.folder)
@@ -392,6 +410,6 @@ def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
         parts.append(rel)
     if kata_id and not sub.marker:
         parts.append(f"--kata {kata_id}")
-    if backend != "auto" and ":" not in backend:
-        parts.append(f"--backend {backend}")
+    if flag:
+        parts.append(flag)
     return " ".join(parts)

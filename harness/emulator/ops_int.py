@@ -159,7 +159,6 @@ def shift(eng, inst):
         rt = t
     else:
         rt = "u" + str(bits(t))
-    w = NP[rt](bits(t))
     f = np.left_shift if inst.op == "shl" else np.right_shift
     d = put(eng, inst, inst.ops[0], rt)
     a, b = get(eng, inst, inst.ops[1], rt), get(eng, inst, inst.ops[2], "u32")

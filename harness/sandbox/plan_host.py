@@ -56,7 +56,8 @@ class PlanHost:
         sandbox = {"scratch": self.scratch, **self.sandbox}
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=planner.main, args=(child, self.launch_path, self.facts, sandbox, self.source, self.kernel_source),
+        self.proc = ctx.Process(target=planner.main,
+                                args=(child, self.launch_path, self.facts, sandbox, self.source, self.kernel_source),
                                 daemon=True, name="kata-plan")
         # The worker is a daemon process, which multiprocessing forbids to have children (it could
         # not join them at exit); the plan process instead dies with the worker (PR_SET_PDEATHSIG).

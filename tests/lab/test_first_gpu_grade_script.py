@@ -3,7 +3,6 @@ table plumbing, tried with --backend cpu on one kata, names the kata, its verdic
 import importlib.util
 from pathlib import Path
 
-import pytest
 
 PATH = Path(__file__).resolve().parents[2] / "lab" / "first_gpu_grade.py"
 spec = importlib.util.spec_from_file_location("first_gpu_grade", PATH)

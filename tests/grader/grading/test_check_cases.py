@@ -84,17 +84,16 @@ def test_case_overrides(reduce):
         cases.parse_overrides(("n=3", "dist=weird"), reduce)
 
 
-def test_hypothesis_writes_nothing_into_the_workspace_or_the_cwd(tmp_path, monkeypatch, submission):
+def test_hypothesis_writes_nothing_into_the_workspace_or_the_cwd(tmp_path, monkeypatch, submission, fake_choice):
     import dataclasses
     from types import SimpleNamespace
 
-    from fakes import FAKE
     from grader.grading import pipeline
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
     ws = submission()
-    assert pipeline.grade(None, ws, backend=FAKE, examples=5).verdict == "pass"
+    assert pipeline.grade(None, ws, backend=fake_choice, examples=5).verdict == "pass"
     # A drawn failure that hypothesis shrinks (the phase most likely to want its example database).
     kata = dataclasses.replace(catalog.load("reduce"), public=())
     found = cases.search(kata, lambda c: SimpleNamespace(failed=c.params["n"] > 5000, case=c), examples=30)

@@ -4,13 +4,15 @@ import json
 import pytest
 
 from fakes import FAKE
-from grader.grading import pipeline, report
 from grader.errors import UsageError
+from grader.grading import pipeline, report
+
+ON_THE_FAKE = pipeline.BackendChoice(FAKE, "test backend")
 
 
 def grade(folder, **kw):
     kw.setdefault("examples", 3)
-    return pipeline.grade(None, folder, backend=FAKE, **kw)
+    return pipeline.grade(None, folder, backend=ON_THE_FAKE, **kw)
 
 
 def test_a_correct_submission_passes(submission):
@@ -48,7 +50,7 @@ def test_crash_hang_and_memory_become_findings_not_tracebacks(submission):
     assert r.verdict == "fail" and r.reasons == ("crash",) and "SIGABRT" in r.headline
     r = grade(submission(modes=("hog",)))
     assert r.verdict == "fail" and r.reasons == ("crash",) and "out of memory" in r.headline
-    r = pipeline.grade(None, submission(modes=("hang",)), backend=FAKE, timeout_s=3, examples=0)
+    r = pipeline.grade(None, submission(modes=("hang",)), backend=ON_THE_FAKE, timeout_s=3, examples=0)
     assert r.verdict == "fail" and r.reasons == ("timeout",) and "longer than 3 s" in r.headline
 
 
@@ -89,7 +91,7 @@ def test_hidden_cases_run_on_request(submission):
 def test_missing_kernel_is_a_usage_error(tmp_path):
     (tmp_path / ".kata").write_text('kata = "reduce"\n')
     with pytest.raises(UsageError, match="kernel.cu: not found"):
-        pipeline.grade(None, tmp_path, backend=FAKE)
+        pipeline.grade(None, tmp_path, backend=ON_THE_FAKE)
 
 
 def test_missing_launch_py_uses_the_default_plan(submission):

@@ -48,10 +48,9 @@ fake_grade = namespace["fake_grade"]
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+def home(kata_home, in_tmp):
+    """The test's kata store, run from its temporary folder."""
+    return kata_home
 
 
 @pytest.fixture

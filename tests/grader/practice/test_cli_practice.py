@@ -23,9 +23,9 @@ class FakeReport:
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
+def _in_home(home):
+    """Every test here runs from its temporary folder with its own store (conftest.py)."""
+    return home
 
 
 @pytest.fixture

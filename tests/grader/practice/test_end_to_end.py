@@ -9,18 +9,11 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from grader import catalog
 from grader.cli import cli
 from grader.practice.store import Store
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
 
 
 def _kata(runner: CliRunner, *args: str):

@@ -21,9 +21,9 @@ class Passed:
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
+def _in_home(home):
+    """Every test here runs from its temporary folder with its own store (conftest.py)."""
+    return home
 
 
 def test_mistakes_unlock_with_a_pass_then_show_diff_and_finding(tmp_path):

@@ -19,10 +19,9 @@ class FakeReport:
 
 
 @pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+def _in_home(home):
+    """Every test here runs from its temporary folder with its own store (conftest.py)."""
+    return home
 
 
 def _workspace(tmp_path: Path, name: str = "reduce") -> Path:

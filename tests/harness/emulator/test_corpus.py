@@ -2,15 +2,13 @@
 kernel ladders, each against numpy with the sanitizer on. Every case must be correct with no
 finding; lab/corpus_counts.py records the counts in lab/results/corpus.md."""
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).parent / "corpus"
-sys.path.insert(0, str(CORPUS))
+import _corpus
 
-import _corpus  # noqa: E402
+CORPUS = Path(__file__).parent / "corpus"
 
 for path in sorted(CORPUS.glob("cases_*.py")):
     spec = importlib.util.spec_from_file_location(f"corpus_{path.stem}", path)

@@ -186,10 +186,8 @@ def test_strided_copy_touches_32_sectors_per_request():
 def test_numba_and_numpy_passes_count_the_same(case, path, monkeypatch):
     if path == "numpy":
         pytest.skip("compares both paths itself")
-    import sys
     import zlib
 
-    sys.path.insert(0, str(ZOO))
     import test_zoo  # noqa: F401  (registers the cases)
     import _zoo
 

@@ -7,7 +7,6 @@ memory must end bit-for-bit the same, and the fast run must report the same engi
 """
 from __future__ import annotations
 
-import sys
 import zlib
 from pathlib import Path
 
@@ -17,11 +16,10 @@ import pytest
 from harness.frontends.nvrtc import compile
 from harness.emulator import Emulator, boxes
 
-ZOO = Path(__file__).parent / "zoo"
-sys.path.insert(0, str(ZOO))
+import _zoo
+import test_zoo  # noqa: F401  (registers the zoo's cases)
 
-import _zoo  # noqa: E402
-import test_zoo  # noqa: E402,F401  (registers the zoo's cases)
+ZOO = Path(__file__).parent / "zoo"
 
 
 def _memory_after(name, size, fast: bool, monkeypatch):

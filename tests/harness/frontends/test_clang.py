@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from clang_fixtures import clang_folder, nvrtc_or_skip  # noqa: F401  (fixtures)
 from harness.emulator import Emulator
 from harness.emulator.ptx import load_ptx
 from harness.frontends import clang, interface, nvrtc

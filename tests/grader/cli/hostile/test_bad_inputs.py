@@ -132,12 +132,12 @@ def test_a_case_grade_never_marks_the_kata_passing(kata, workspace):
     assert "passing" not in out
 
 
-def test_a_plan_stuck_in_a_loop_names_launch_py_and_its_line(workspace):
+def test_a_plan_stuck_in_a_loop_names_launch_py_and_its_line(workspace, fake_choice):
     from grader.grading import pipeline
 
     ws = workspace("def launch(gpu, x, out, n):\n    while True:\n        pass\n")
     before = snapshot(ws)
-    r = pipeline.grade(None, ws, backend="fakes:make", case={"n": 5}, timeout_s=6)
+    r = pipeline.grade(None, ws, backend=fake_choice, case={"n": 5}, timeout_s=6)
     print(r.headline)
     assert r.verdict == "fail" and r.reasons == ("timeout",), r.headline
     assert "launch.py:2" in r.headline or "launch.py:3" in r.headline, r.headline
@@ -160,7 +160,6 @@ def test_assert_in_a_kernel_names_its_line_on_the_emulator(workspace, monkeypatc
     error; its twin whose condition holds passes."""
     from grader.grading import pipeline
 
-    monkeypatch.setattr(pipeline, "choose_backend", lambda requested: ("cpu", "--backend cpu"))
     ws = workspace(kernel=ASSERTING.replace("LIMIT", str(limit)))
     before = snapshot(ws)
     r = pipeline.grade(None, ws, backend="cpu", case={"n": 5, "dist": "mixed"})

@@ -16,21 +16,21 @@ PRINTING = '''extern "C" __global__ void reduce(const float* x, float* out, int 
 
 
 @pytest.fixture
-def on_cpu(monkeypatch):
+def cpu():
+    """grade(...) on the CPU emulator."""
     from grader.grading import pipeline
 
-    monkeypatch.setattr(pipeline, "choose_backend", lambda requested: ("cpu", "--backend cpu"))
-    return pipeline
+    return lambda *a, **k: pipeline.grade(*a, backend="cpu", **k)
 
 
 def _note(report, start):
     return next(n for n in report.notes if n.startswith(start))
 
 
-def test_printf_shows_each_thread_in_order(workspace, on_cpu):
+def test_printf_shows_each_thread_in_order(workspace, cpu):
     ws = workspace(kernel=PRINTING.replace("LIMIT", "n"))
     before = snapshot(ws)
-    r = on_cpu.grade(None, ws, case={"n": 5, "dist": "mixed"})
+    r = cpu(None, ws, case={"n": 5, "dist": "mixed"})
     assert r.verdict == "pass", r.headline
     note = _note(r, "kernel printf (case n = 5, dist = mixed)")
     lines = note.splitlines()[1:]
@@ -41,9 +41,9 @@ def test_printf_shows_each_thread_in_order(workspace, on_cpu):
     assert snapshot(ws) == before
 
 
-def test_printf_from_many_threads_is_capped_and_counted(workspace, on_cpu):
+def test_printf_from_many_threads_is_capped_and_counted(workspace, cpu):
     ws = workspace(kernel=PRINTING.replace("LIMIT", "n"))
-    r = on_cpu.grade(None, ws, case={"n": 3000, "dist": "mixed"})
+    r = cpu(None, ws, case={"n": 3000, "dist": "mixed"})
     note = _note(r, "kernel printf")
     shown = [line for line in note.splitlines()[1:] if line.strip().startswith("reduce block")]
     assert len(shown) == 60
@@ -65,10 +65,7 @@ extern "C" __global__ void reduce(const float* x, float* out, int n)
 '''
 
 
-def test_recursion_is_the_learners_error_with_what_to_change(kata, workspace, monkeypatch):
-    from grader.grading import pipeline
-
-    monkeypatch.setattr(pipeline, "choose_backend", lambda requested: ("cpu", "--backend cpu"))
+def test_recursion_is_the_learners_error_with_what_to_change(kata, workspace, on_cpu):
     ws = workspace(kernel=RECURSIVE)
     before = snapshot(ws)
     code, out = kata("grade", ws, "--case", "n=5")

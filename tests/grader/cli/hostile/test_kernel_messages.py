@@ -18,13 +18,6 @@ SHARED = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 '''
 
 
-@pytest.fixture
-def on_cpu(monkeypatch):
-    from grader.grading import pipeline
-
-    monkeypatch.setattr(pipeline, "choose_backend", lambda requested: ("cpu", "--backend cpu"))
-
-
 @pytest.mark.parametrize("tile, fails", [(16384, True), (256, False)])
 def test_static_shared_memory_over_the_limit_names_the_declaration(kata, workspace, on_cpu, tile, fails):
     ws = workspace(kernel=SHARED.replace("TILE", str(tile)))

@@ -7,16 +7,14 @@ reference disagrees), unsupported (UnsupportedPTX), false-finding (correct outpu
 """
 from __future__ import annotations
 
-import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-CORPUS = Path(__file__).parent
-sys.path.insert(0, str(CORPUS.parent / "zoo"))
+import _zoo
 
-import _zoo  # noqa: E402
+CORPUS = Path(__file__).parent
 
 CASES: dict[str, tuple[str, object, int]] = {}  # name -> (.cu stem, function, kernels it covers)
 
