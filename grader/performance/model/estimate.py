@@ -120,6 +120,9 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
     t_warp = stall_per_warp + barriers_per_block * k["barrier_s"] + instr_per_warp * k[
         "cycles_per_dependent_instruction"] / clk
     waves = math.ceil(busiest / max(1, bps))
+    # the busiest warp's chain: a grid with uneven work (one thread per tensor, a power-law row)
+    # lasts as long as its longest warp, however idle the other SMs are
+    heavy = L["warp_max"] / L["warp_mean"] if L.get("warp_mean") else 1.0
     t = {
         "issue": instr / (h200.SUB_PARTITIONS * sms * clk) * imbalance,
         "shared": (shared_wf + global_wf) / (sms * clk) * imbalance,
@@ -127,7 +130,7 @@ def launch_terms(obs: dict, i: int, L: dict, k, resources: dict) -> dict:
         "l2": l2 / k["l2_bytes_per_s"],
         "atomic": L["atomic_same_address_max"] * s / k["same_address_atomics_per_s"]
                   + L["atomic_lanes"] * s / k["atomics_per_s"],
-        "latency": waves * t_warp,
+        "latency": max(waves * t_warp, heavy * t_warp),
     }
     for p, count in pipes.items():
         if p in ("other",):

@@ -47,19 +47,20 @@ def _how(obs: dict) -> str:
     if obs.get("model_case2"):
         model += " and " + ", ".join(f"{k} = {v}" for k, v in obs["model_case2"].items())
     ran = sum(L["blocks_run"] for L in obs["launches"])
-    what = {"sample": "a sample of blocks on zero-filled inputs", "data": "a sample of blocks on real inputs",
-            "full": "the whole plan"}[obs["mode"]]
+    what = (f"{ran:,} block{'s' if ran != 1 else ''} per plan on generated inputs" if obs["mode"] != "full"
+            else "the whole plan on generated inputs")
     at = "the bench shape" if obs["model_case"] == obs["case"] else model
-    if obs["mode"] != "full":
-        what = what.replace("a sample of blocks", f"{ran:,} block{'s' if ran != 1 else ''} per plan")
     tail = ""
     if obs["model_case"] != obs["case"]:
         tail = (", each instruction's count extrapolated to the bench shape" if obs["runs"] == "two"
                 else f", scaled x{obs['work_ratio']:.0f} by the cost model")
     note = "; launch geometry scaled from the model run (the plan reads results back)" if obs["dry_error"] else ""
-    if obs.get("stopped"):
-        note += ("; the model run was stopped before it finished (too long to emulate, or a block waited for "
-                 "blocks the sample left out): the estimate is a lower bound")
+    if obs.get("out_of_budget"):
+        note += ("; the model run did not finish within its budget of emulated work even at smaller shapes: "
+                 "the estimate is a lower bound")
+    elif obs.get("stopped"):
+        note += ("; the model run was stopped before it finished (a block waited for blocks the sample left out, "
+                 "or the kernel trapped): the estimate is a lower bound")
     return f"emulated {what} at {at}{tail}{note}"
 
 

@@ -43,7 +43,10 @@ def _launch(L: dict, mode: str, footprint: float, registers: dict, batches: dict
         "atomic_lanes": L["atomic_lanes"] * per, "atomic_same_address_max": L["atomic_same_address_max"] * per,
         "shared_atomic_cost": {int(pc): v * per for pc, v in L["shared_atomic_cost"].items()},
         "lines": {int(pc): v * per for pc, v in L.get("lines", {}).items()},
-        "barriers": L["barriers"] * per, "syncs": L.get("syncs", 0)}
+        "barriers": L["barriers"] * per, "syncs": L.get("syncs", 0),
+        # the busiest warp's instructions and the average warp's, of the warps that ran
+        "warp_max": float(L["warp_issues"].max()) if L.get("warp_issues") is not None and L["warp_issues"].size else 0.0,
+        "warp_mean": float(L["warp_issues"].mean()) if L.get("warp_issues") is not None and L["warp_issues"].size else 0.0}
 
 
 def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
@@ -71,11 +74,13 @@ def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
     out["atomic_lanes"] = b["atomic_lanes"] * g_atom
     out["atomic_same_address_max"] = b["atomic_same_address_max"] * g_atom
     out["barriers"] = f(a["barriers"], b["barriers"])
+    out["warp_max"] = f(a["warp_max"], b["warp_max"])
+    out["warp_mean"] = f(a["warp_mean"], b["warp_mean"])
     return out
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
-                ptx: str, filename: str, registers: dict | None = None) -> dict:
+                ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False) -> dict:
     """runs: [(Profile launches, cost)] of one or two model runs (the second at a larger shape)."""
     import math
 
@@ -100,7 +105,17 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     else:
         launches = last
         how = "one"
-    return {"case": bench, "model_case": dict(entry["model_case"]), "model_case2": entry.get("model_case2"),
+    model_case = dict(entry["model_case"])
+    if stopped or out_of_budget or not launches:
+        method = "incomplete"
+    elif model_case != bench:
+        method = "extrapolated" if how == "two" else "scaled"
+    elif all(L["blocks_run"] >= L["blocks_total"] for L in launches):
+        method = "complete"
+    else:
+        method = "sampled"
+    return {"case": bench, "model_case": model_case, "model_case2": entry.get("model_case2"), "method": method,
+            "out_of_budget": out_of_budget,
             "mode": lib["mode"], "per_block": bool(lib.get("per_block")), "work_ratio": wb / work[-1], "runs": how,
             "dry": [list(d) for d in dry], "dry_error": dry_error,
             "launches": launches, "stopped": stopped, "cost_bench": cost_bench}
