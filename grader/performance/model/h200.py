@@ -79,7 +79,7 @@ def entry(kata) -> dict:
             roof = 0.0
         rec = known.get(json.dumps(case, sort_keys=True), {})
         cases.append({"case": case, "library_s": rec.get("library_s"), "roofline_s": rec.get("roofline_s") or roof,
-                      "model_case": case})
+                      "model_case": case, **({"bench_scalars": rec["bench_scalars"]} if rec.get("bench_scalars") else {})})
     settings = {k: v for k, v in (lib or {}).items() if k in ("check_halve", "model_halve", "sample_threads")}
     return {"metric": kata.bench.metric, "mode": "sample", "scale_by": "bytes", "cases": cases, "default": True,
             **settings}

@@ -25,6 +25,8 @@ import numpy as np
 
 from harness.backends.base import Buffer
 from harness.backends.cpu import CpuBackend
+from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvable, _halvings_between,
+                                             _model_cases, _scalars, halve_model)
 from harness.backends.plan import Plan
 
 SAMPLE_THREADS = 1024  # threads emulated per launch in a sample run (blocks 0, 1, ... of the grid)
@@ -34,10 +36,6 @@ SAMPLE_THREADS = 1024  # threads emulated per launch in a sample run (blocks 0, 
 #: solutions need a few thousand to ~100 k.
 OBSERVE_STEPS = 400_000
 RUN_STEPS = 150_000
-MODEL_LEAST = 64
-#: inputs larger than this are not made at the bench shape: the model shape is halved until they fit
-REAL_INPUT_BYTES = 192 << 20
-MAX_HALVINGS = 14
 #: no wall-clock limit on a model run: where it stops must never depend on the machine's load (the
 #: worker's own timeout, stage.OBSERVE_TIMEOUT_S, is the safety net for an emulator that hangs)
 SAFETY_WALL_S = float("inf")
@@ -71,31 +69,6 @@ class DryBackend(CpuBackend):
 
     def launch(self, name, grid, block, shared, args):
         self.dry_launches.append((name, tuple(grid), tuple(block), int(shared)))
-
-
-def _env(kata, params: dict, scalars: dict) -> dict:
-    return {**params, **scalars}
-
-
-def _count(arg, env) -> int:
-    from grader.catalog import evaluate
-
-    n = 1
-    for dim in arg.shape:
-        n *= int(evaluate(dim, env))
-    return n
-
-
-def _scalars(kata, params: dict, extra: dict, inputs: dict | None = None) -> dict:
-    out = {}
-    for arg in kata.args:
-        if arg.role != "scalar":
-            continue
-        value = (inputs or {}).get(arg.name, params.get(arg.name, extra.get(arg.name)))
-        if value is None:
-            raise ValueError(f"no value for scalar {arg.name} at {params}")
-        out[arg.name] = value.item() if isinstance(value, np.generic) else value
-    return out
 
 
 def _run_plan(backend, launch_fn, launch_file, kata, buffers: dict, scalars: dict) -> Plan:
@@ -155,43 +128,6 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
     return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.issued
 
 
-def input_bytes(kata, params: dict, extra: dict | None = None) -> float:
-    """The bytes of the arrays the generator makes at params (from their shapes, else the cost
-    model's compulsory bytes, which count every input once)."""
-    try:
-        scalars = _scalars(kata, params, extra or {})
-        env = _env(kata, params, scalars)
-        return float(sum(_count(a, env) * a.dtype.itemsize for a in kata.arrays))
-    except (ValueError, KeyError, TypeError):
-        try:
-            return float(kata.reference.cost(**{**params, **(extra or {})}).get("bytes", 0) or 0)
-        except (KeyError, TypeError, ValueError):  # a cost model that needs values only the inputs carry
-            return 0.0
-
-
-def halve(params: dict, names, least: int = 1) -> dict | None:
-    """params with every named dimension above `least` halved, or None when none is left to halve."""
-    out, changed = dict(params), False
-    for name in names:
-        v = out.get(name)
-        if isinstance(v, int) and not isinstance(v, bool) and v // 2 >= least:
-            out[name], changed = v // 2, True
-    return out if changed else None
-
-
-def halve_model(params: dict, names) -> dict | None:
-    """A smaller model shape: a dimension is not halved below MODEL_LEAST, where a grid of whole
-    blocks turns into one part-filled block and per-block counts stop growing as they will."""
-    return halve(params, names, MODEL_LEAST)
-
-
-def _halvable(kata, lib: dict, case: dict, model: bool = False) -> list:
-    """The dimensions a model shape is halved along: the kata's `model_halve` (those that shorten
-    a thread's loop, not only the grid), else its `check_halve`, else every integer above 1."""
-    names = (lib.get("model_halve") if model else None) or lib.get("check_halve")
-    return names or [k for k, v in case.items() if isinstance(v, int) and v > 1]
-
-
 def _largest_public(kata) -> dict:
     def size(case):
         total = 0
@@ -202,39 +138,6 @@ def _largest_public(kata) -> dict:
                 continue
         return total
     return dict(max(kata.public, key=size))
-
-
-def _model_cases(kata, lib: dict, entry: dict) -> list[dict]:
-    """The model shapes to run first: the entry's, halved (in pairs) until the inputs fit. Where
-    the arrays' sizes come from the inputs only (adamw's arena), the bench's (bench_scalars)
-    shrink with the product of the halved dimensions."""
-    cases = [dict(entry["model_case"])] + ([dict(entry["model_case2"])] if entry.get("model_case2") else [])
-    names = _halvable(kata, lib, cases[-1], model=True)
-    bench = dict(entry["case"])
-    at_bench = input_bytes(kata, bench, entry.get("bench_scalars", {}))
-
-    def size(params):
-        exact = input_bytes(kata, params)
-        if exact > 0:
-            return exact
-        ratio = 1.0
-        for name in names:
-            if isinstance(bench.get(name), int) and bench[name] > 0:
-                ratio *= params.get(name, bench[name]) / bench[name]
-        return at_bench * ratio
-
-    if size(cases[-1]) <= REAL_INPUT_BYTES:
-        return cases
-    big = cases[-1]
-    for _ in range(MAX_HALVINGS):
-        smaller = halve(big, names)
-        if smaller is None:
-            break
-        big = smaller
-        if size(big) <= REAL_INPUT_BYTES:
-            break
-    small = halve(big, names)
-    return [small, big] if small is not None else [big]
 
 
 def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: str, seed: int = 0,
@@ -291,16 +194,6 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
     return out
 
 
-def _halvings_between(start: dict, end: dict, names) -> int:
-    n, p = 0, dict(start)
-    while p != end and n < MAX_HALVINGS:
-        p = halve_model(p, names)
-        if p is None:
-            return 0
-        n += 1
-    return n if p == end else 0
-
-
 def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_list, mode, seed, budget):
     """(runs, stopped, out of budget, issues used, the model shapes run). Each run may spend what
     is left of the case's budget; while one does not fit, the pair below it is run instead (the
@@ -340,7 +233,7 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
         # one halving after a shape that would not fit; after a run that did not, 1, 2, 4, ...
         # (a thread walking the whole input is far from fitting: steps of one waste the budget)
         upper = top
-        for _ in range(1 if runs and runs[-1] is not None and not out else 1 << attempt):
+        for _ in range(1 if not out else 2 << attempt):
             upper = halve_model(upper, names) or upper
         upper = None if upper == top else upper
         lower = halve_model(upper, names) if upper is not None else None
