@@ -8,14 +8,10 @@ from grader.performance.model import cache, h200, static
 
 
 def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
-    warps = -(-threads // 32)
-    by_threads = h200.MAX_WARPS_PER_SM // max(1, warps)
-    by_shared = (228 * 1024) // (-(-shared // 128) * 128 + 1024) if shared else 32
-    by_regs = 32
-    if registers:
-        per_warp = -(-registers * 32 // 256) * 256
-        by_regs = (65536 // 4 // per_warp) * 4 // max(1, warps)
-    return max(1, min(32, by_threads, by_shared, by_regs))
+    from grader.performance.occupancy import blocks_per_sm
+    from harness.hardware import H200
+
+    return blocks_per_sm(threads, shared, registers, H200)
 
 
 def _launch(L: dict, mode: str, footprint: float, registers: dict, batches: dict) -> dict:
