@@ -225,8 +225,12 @@ def test_dev_check_grades_skip_the_estimate_and_still_pass(tmp_path, monkeypatch
 def test_the_launch_advice_names_the_fitted_cost_and_the_lever_there_is():
     """One launch cannot become fewer: the advice says what it costs and that only fusing helps;
     several launches are told their count and each one's cost (the fitted constant, not a guess)."""
-    from grader.performance.model.explain import _advice
+    from grader.performance.model.terms import Context, term
 
-    one = _advice("launch", [{}], 0.0, 0.0, 7.5e-6)
+    def advice(n, launch_s):
+        return term("launch").advice(Context(launches=[None] * n, utilisation=1.0, compulsory_bytes=0.0,
+                                             dram_bytes=0.0, launch_s=launch_s))
+
+    one = advice(1, 7.5e-6)
     assert "one launch already; launching it and filling the GPU cost ~7.5 us" in one and "fewer, larger" not in one
-    assert _advice("launch", [{}, {}, {}], 0.0, 0.0, 6e-6) == "fewer, larger launches: 3 launches each pay ~2.0 us"
+    assert advice(3, 6e-6) == "fewer, larger launches: 3 launches each pay ~2.0 us"

@@ -147,26 +147,26 @@ def estimate(kata, observations: list, resources: dict, fitted: h200.Fitted | No
         metric = "roofline"
     cases = []
     for obs in observations:
-        entry = next(e for e in lib["cases"] if e["case"] == obs["case"])
-        terms = [launch_terms(obs, i, L, k, resources) for i, L in enumerate(obs["launches"])]
-        syncs = sum(L.get("syncs", 0) for L in obs["launches"])
+        entry = next(e for e in lib["cases"] if e["case"] == obs.case)
+        terms = [launch_terms(obs, i, L, k, resources) for i, L in enumerate(obs.launches)]
+        syncs = sum(L.syncs for L in obs.launches)
         launch_s = k["launch_s"] * len(terms) + k.c.get("sync_s", 0.0) * syncs
-        kernel_s = sum(combine(t["terms"], k["overlap_p"]) for t in terms)
-        floor = _floor(entry, obs["cost_bench"])
+        kernel_s = sum(combine(t.terms, k["overlap_p"]) for t in terms)
+        floor = _floor(entry, obs.cost_bench)
         seconds, defect = kernel_s + launch_s, ""
         why = _no_estimate(obs, terms, kernel_s)
-        if not why and obs.get("method") != "incomplete" and seconds < floor:
+        if not why and obs.method != "incomplete" and seconds < floor:
             defect = (f"the model's own result, {_fmt_s(seconds)}, is below the roofline time for these bytes and "
                       f"FLOPs ({_fmt_s(floor)}): shown at the roofline; the estimate is unreliable here")
             seconds = floor
-        if obs.get("method") == "incomplete" and obs["model_case"] != obs["case"]:
+        if obs.method == "incomplete" and obs.model_case != obs.case:
             # counts of a cut run scaled up are no bound at all: only the roofline is known
             seconds = max(floor, min(seconds, floor))
-        elif obs.get("method") == "incomplete":
+        elif obs.method == "incomplete":
             seconds = max(seconds, floor)  # the blocks emulated so far, at the bench shape: a lower bound
-        value = None if why or obs.get("method") == "incomplete" else _metric(metric, seconds, entry, obs["cost_bench"])
+        value = None if why or obs.method == "incomplete" else _metric(metric, seconds, entry, obs.cost_bench)
         case = explain.case_estimate(obs, entry, terms, seconds, launch_s, value, kata)
-        cases.append(replace(case, method=obs.get("method", "sampled"), floor_s=floor, defect=defect, no_estimate=why,
+        cases.append(replace(case, method=obs.method, floor_s=floor, defect=defect, no_estimate=why,
                              expected_error=expected_error(case.resource)))
     values = [c.score for c in cases]
     scored = all(v is not None for v in values)
@@ -190,14 +190,14 @@ def _floor(entry: dict, cost: dict) -> float:
     return max(roof, entry.get("roofline_s") or 0.0) + h200.LAUNCH_FLOOR_S
 
 
-def _no_estimate(obs: dict, terms: list, kernel_s: float) -> str:
+def _no_estimate(obs, terms: list, kernel_s: float) -> str:
     """Why a case gets no estimate at all ("" when it gets one)."""
-    if not obs["launches"]:
+    if not obs.launches:
         return "the launch plan launched nothing the model could observe"
-    if obs.get("runs") == "one" and obs["model_case"] != obs["case"] and not obs.get("work_ratio"):
+    if obs.runs == "one" and obs.model_case != obs.case and not obs.work_ratio:
         return "the model run's work could not be scaled to the bench shape (scaled by 0)"
-    moved = sum(t["dram_bytes"] for t in terms) + sum(t["terms"].get("l2", 0.0) for t in terms)
-    if moved <= 0 and float(obs["cost_bench"].get("bytes", 0) or 0) > 0:
+    moved = sum(t.dram_bytes for t in terms) + sum(t.terms.get("l2", 0.0) for t in terms)
+    if moved <= 0 and float(obs.cost_bench.get("bytes", 0) or 0) > 0:
         return "the model run saw no bytes move to or from memory (the kernel did no work on its inputs)"
     if kernel_s <= 0:
         return "the model run saw no work"
