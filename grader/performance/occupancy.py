@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from harness.backends.base import DeviceFacts
 from harness.frontends.nvrtc import Resources
+from harness.hardware import SHARED_RESERVED_PER_BLOCK as SMEM_RESERVED_PER_BLOCK
+from harness.hardware import SUB_PARTITIONS  # each owns a quarter of the register file
 
 REG_ALLOC_UNIT = 256  # registers, allocated per warp
-SUB_PARTITIONS = 4  # warp schedulers per SM; each owns a quarter of the register file
 MAX_REGS_PER_THREAD = 255
 SMEM_ALLOC_UNIT = 128  # bytes
-SMEM_RESERVED_PER_BLOCK = 1024  # bytes the CUDA runtime keeps per resident block (sm_80 and newer)
 
 #: what may limit resident blocks per SM, in the order reported when several tie
 LIMITERS = ("registers", "shared memory", "threads", "blocks per SM")
@@ -63,6 +63,16 @@ def blocks_by_shared(shared_bytes: int, facts: DeviceFacts) -> int:
         return 0
     per_block = _round_up(shared_bytes, SMEM_ALLOC_UNIT) + SMEM_RESERVED_PER_BLOCK
     return facts.shared_per_sm // per_block
+
+
+def blocks_per_sm(block_threads: int, shared_bytes: int, registers: int, facts: DeviceFacts) -> int:
+    """Resident blocks per SM from the launch alone (no ptxas report: registers 0 if unknown), at
+    least 1: the performance model's count where `occupancy` has no Resources to read."""
+    warps = -(-max(1, int(block_threads)) // facts.warp_size)
+    limits = (facts.max_threads_per_sm // facts.warp_size // warps,
+              blocks_by_shared(shared_bytes, facts) if shared_bytes else facts.max_blocks_per_sm,
+              blocks_by_registers(registers, warps, facts), facts.max_blocks_per_sm)
+    return max(1, min(limits))
 
 
 def occupancy(resources: Resources, block_threads: int, dynamic_shared: int,

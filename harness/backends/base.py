@@ -11,26 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class DeviceFacts:
-    name: str  # e.g. "NVIDIA H200" or "kata CPU emulator (H200 model)"
-    sm_count: int  # streaming multiprocessors
-    max_threads_per_block: int  # 1024 on every GPU kata targets
-    max_shared_per_block: int  # bytes without opt-in (48 KiB)
-    max_shared_per_block_optin: int  # bytes with cudaFuncAttributeMaxDynamicSharedMemorySize
-    shared_per_sm: int  # bytes
-    warp_size: int  # 32
-    l2_bytes: int  # L2 cache size
-    max_threads_per_sm: int = 2048
-    max_blocks_per_sm: int = 32
-    registers_per_sm: int = 65536
-
-
-# The H200's facts, which the CPU emulator reports so that launch plans size themselves the same way.
-H200 = DeviceFacts(name="NVIDIA H200", sm_count=132, max_threads_per_block=1024,
-                   max_shared_per_block=48 * 1024, max_shared_per_block_optin=227 * 1024,
-                   shared_per_sm=228 * 1024, warp_size=32, l2_bytes=62_914_560)
+from harness.hardware import H200, DeviceFacts  # noqa: F401  (re-exported: the backends' facts)
 
 
 @dataclass(frozen=True)

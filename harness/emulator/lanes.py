@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.hardware import H200, SHARED_RESERVED_PER_BLOCK
+
 from .findings import EmulatorError, Finding, UnsupportedPTX
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, Windows
 from .ops import NP, const, reg_view, scalar
 from .ptx import TYPE_BITS
 
-H200_SMS, MAX_THREADS_SM, MAX_BLOCKS_SM, SHARED_SM = 132, 2048, 32, 228 * 1024
+H200_SMS, MAX_THREADS_SM, MAX_BLOCKS_SM, SHARED_SM = H200.sm_count, H200.max_threads_per_sm, H200.max_blocks_per_sm, \
+    H200.shared_per_sm
 LANE_BYTES_BUDGET = 384 << 20  # registers + local memory of the resident lanes
-RESERVED_SMEM = 1024  # the system's shared memory per block on sm_90, two areas of 512 bytes
+RESERVED_SMEM = SHARED_RESERVED_PER_BLOCK  # the system's shared memory per block on sm_90, two areas of 512 bytes
 
 
 def _dims(v) -> tuple[int, int, int]:

@@ -38,6 +38,29 @@ class Profile(Counters):
         self._blocks: list[np.ndarray] = []
         self._satom: dict[int, int] = {}  # pc -> serialised steps of its shared atomics
         self._lines: dict[int, int] = {}  # pc -> 128-byte lines its global requests touched, per warp
+        # instructions each warp issued (warp = linear block x warps per block + tid // 32): the
+        # busiest warp's chain, not the average, sets the time of a grid with uneven work
+        self._warp_issues = np.zeros(64, np.int64)
+
+    def on_issue(self, inst, blocks, tids) -> None:
+        super().on_issue(inst, blocks, tids)
+        if len(tids) == 0:
+            return
+        first = int(blocks[0]) * self._wpb + int(tids[0]) // 32
+        last = int(blocks[-1]) * self._wpb + int(tids[-1]) // 32
+        if self._whole_warps(blocks, tids) or last == first:
+            self._grow(last)
+            self._warp_issues[first:last + 1] += 1
+            return
+        w = self._warps(blocks, tids)  # a warp's lanes are neighbours in the engine's lane order
+        self._grow(int(w.max()))
+        self._warp_issues[w[np.concatenate(([True], w[1:] != w[:-1]))]] += 1
+
+    def _grow(self, top: int) -> None:
+        if top >= self._warp_issues.size:
+            grown = np.zeros(max(top + 1, 2 * self._warp_issues.size), np.int64)
+            grown[:self._warp_issues.size] = self._warp_issues
+            self._warp_issues = grown
 
     def on_block_start(self, blocks) -> None:
         self._blocks.append(np.asarray(blocks, np.int64).copy())
@@ -104,5 +127,6 @@ class Profile(Counters):
                         "store": cat(self._st, bool)},
             "truncated": self._recorded >= self.max_records,
             "atomic_lanes": int(atoms.size), "atomic_same_address_max": same,
+            "warp_issues": self._warp_issues[self._warp_issues > 0].copy(),
             "barriers": self._barriers, "shared_atomic_cost": dict(self._satom), "lines": dict(self._lines),
         })

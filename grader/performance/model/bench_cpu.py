@@ -80,7 +80,8 @@ def bench_row(kata, folder: Path, label: str, seed: int = 0) -> dict:
         return {**row, "error": note or "no estimate for this kata"}
     row["cases"] = [{"case": c.case, "estimated_s": c.seconds, "score": c.score, "bound": c.bound, "how": c.how,
                      "lines": [list(x) for x in c.lines], "advice": c.advice, "utilisation": c.utilisation,
-                     "library_s": c.library_s} for c in est.cases]
+                     "library_s": c.library_s, "method": c.method, "expected_error": c.expected_error,
+                     "floor_s": c.floor_s, "defect": c.defect, "no_estimate": c.no_estimate} for c in est.cases]
     row["summary"] = {"value": est.value, "library_value": est.library_value, "tier": est.tier,
                       "constants": est.constants}
     row["occupancy"] = to_json(occupancy)
@@ -95,8 +96,10 @@ def table_rows(rows: list[dict]) -> list[list[str]]:
             continue
         fmt = (lambda v: f"{v:.0%}") if r["metric"] == "roofline" else (lambda v: f"{v:.2f}")
         for c in r["cases"]:
+            time = f"{'>=' if c.get('method') == 'incomplete' else '~'}{c['estimated_s'] * 1e3:.3f} ms"
             out.append([r["kata"], r["submission"], " ".join(f"{k}={v}" for k, v in c["case"].items()),
-                        f"~{c['estimated_s'] * 1e3:.3f} ms", fmt(c["score"]), r["summary"]["tier"], c["bound"]])
+                        time, "-" if c["score"] is None else fmt(c["score"]), r["summary"]["tier"] or "-",
+                        c["bound"]])
     return out
 
 

@@ -1,10 +1,8 @@
 """The grading GPU for the performance model: public facts of the H200 (SXM) and the few
 constants fitted to kata's own timings of the calibration set (fitted.json, with its date and GPU).
 
-Physics first: per-SM pipe rates are the Hopper SM's (4 sub-partitions, each issuing one warp
-instruction per cycle; 128 FP32 lanes, 64 INT32, 16 SFU, 32 load/store lanes and 1 shared-memory
-wavefront of 128 B per cycle), 132 SMs at the 1.98 GHz boost clock, L2 60 MB, HBM3e 4.8 TB/s peak
-of which a float4 streaming read reaches 4.4 TB/s (`kata calibrate` on the H200, 2026-11-30). The fitted constants are the ones physics
+Physics first: the SM's pipe rates, clock, caches and counts are harness/hardware.py's (one place
+for the H200's facts); HBM3e 4.8 TB/s peak of which a float4 streaming read reaches 4.4 TB/s (`kata calibrate` on the H200, 2026-11-30). The fitted constants are the ones physics
 leaves open: loaded latencies, the practical L2 bandwidth, the FMA pipe's sustained fraction
 under the power cap, same-address atomic throughput and the launch gap.
 """
@@ -14,19 +12,14 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.hardware import CLOCK_HZ, H200, L1_BYTES, PIPE_RATE, SECTOR, SUB_PARTITIONS  # noqa: F401
+
 HERE = Path(__file__).resolve().parent
 
-NAME = "NVIDIA H200"
-SMS = 132
-CLOCK_HZ = 1.98e9
-SUB_PARTITIONS = 4  # warp schedulers per SM, one warp instruction per cycle each
-MAX_WARPS_PER_SM = 64
-L2_BYTES = 62_914_560
-SECTOR = 32
-L1_BYTES = 256 * 1024  # L1 and shared memory together, per SM
-#: warp instructions per cycle per SM of each pipe (lanes per cycle / 32)
-PIPE_RATE = {"fp32": 4.0, "int": 2.0, "sfu": 0.5, "fp64": 2.0, "lsu": 1.0, "shuffle": 1.0,
-             "branch": 2.0, "tensor": 1.0, "other": 4.0}
+NAME = H200.name
+SMS = H200.sm_count
+MAX_WARPS_PER_SM = H200.max_threads_per_sm // H200.warp_size
+L2_BYTES = H200.l2_bytes
 
 
 @dataclass(frozen=True)
@@ -79,5 +72,7 @@ def entry(kata) -> dict:
             roof = 0.0
         rec = known.get(json.dumps(case, sort_keys=True), {})
         cases.append({"case": case, "library_s": rec.get("library_s"), "roofline_s": rec.get("roofline_s") or roof,
-                      "model_case": case})
-    return {"metric": kata.bench.metric, "mode": "sample", "scale_by": "bytes", "cases": cases, "default": True}
+                      "model_case": case, **({"bench_scalars": rec["bench_scalars"]} if rec.get("bench_scalars") else {})})
+    settings = {k: v for k, v in (lib or {}).items() if k in ("check_halve", "model_halve", "sample_threads")}
+    return {"metric": kata.bench.metric, "mode": "sample", "scale_by": "bytes", "cases": cases, "default": True,
+            **settings}

@@ -3,40 +3,42 @@
 Two runs per case:
 - a dry run of the launch plan at the bench shape: every launch recorded (grid, block, shared),
   nothing executed, so waves and occupancy come from the launches the GPU would see;
-- a model run with the Profile observer, either
-  "sample": the first few blocks of every launch at the kata's model shape (the bench shape, or
-  one dimension cut short where a block would take too long to emulate) on zero-filled inputs,
-  for katas whose addresses do not depend on the data;
-  "data": the first few blocks of every launch on real inputs at a smaller shape;
-  "full": the whole plan on real inputs at a smaller shape (plans that steer themselves by what
-  the kernels found, as BFS does).
+- a model run with the Profile observer on inputs the kata's generator made (never zero-filled:
+  a kernel that skips work on zeros must not look fast), either
+  "sample"/"data": the first few blocks of every launch at the kata's model shape (the bench
+  shape, or smaller where the inputs are too large to make or a thread's loop too long to run);
+  "full": the whole plan at a smaller shape (plans that steer themselves by what the kernels
+  found, as BFS does).
+Every run's budget is counted in emulated work (instruction issues), never in wall-clock time,
+so the same kernel gets the same estimate on an idle or a loaded machine. A run that does not
+fit its budget is run again at a smaller shape (the kata's `check_halve` dimensions halved, all
+together) with a second, larger one beside it, and each instruction's count per block is
+extrapolated to the bench shape along the two (summarise.py): a thread's loop over the whole
+input is measured by its trip count, not guessed from the shape. A run that still does not fit,
+or stops for another reason, makes the estimate a lower bound with no score.
 Blocks are emulated in order from block 0, so a block that waits on earlier ones (a decoupled
-look-back) finds them done. With a second, larger model shape, each instruction's count per
-block is extrapolated to the bench shape along the two (summarise.py); with one, it is scaled
-by the kata's cost model.
+look-back) finds them done.
 """
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
 from harness.backends.base import Buffer
 from harness.backends.cpu import CpuBackend
+from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvable, _halvings_between,
+                                             _model_cases, _scalars, halve_model)
 from harness.backends.plan import Plan
 
 SAMPLE_THREADS = 1024  # threads emulated per launch in a sample run (blocks 0, 1, ... of the grid)
-#: a model run stops after this long (a single block looping over the whole bench input, say): the
-#: counts so far make the estimate a lower bound, and the grade stays within its time
-MODEL_RUN_S = 6.0
-DEFAULT_RUN_S = 2.0  # the same for a kata with no calibration entry (its bench shape, unsized)
-#: all model runs of a kata together (a kata without calibration data: DEFAULT_OBSERVE_S): each run
-#: gets what is left divided by the runs left, split over its launches. Per run, a learner's naive
-#: attention (4 runs of up to 6 s) spent 31 s of a 53 s CPU grade here, and attention-backward's 2
-#: cases x 3 launches of 2 s each 8 s; the catalogue's solutions need 0.1-3 s in all. A cut run
-#: makes the estimate a lower bound, and says so.
-OBSERVE_S = 6.0
-DEFAULT_OBSERVE_S = 4.0
+#: instruction issues (the emulator's unit of work: one instruction for one group of lanes at
+#: one PC) for all model runs of a kata together, and for one run at most. The Profile observer
+#: runs ~30-60 k issues a second on one core, so this is ~3-6 s of a grade; the catalogue's
+#: solutions need a few thousand to ~100 k.
+OBSERVE_STEPS = 400_000
+RUN_STEPS = 150_000
+#: no wall-clock limit on a model run: where it stops must never depend on the machine's load (the
+#: worker's own timeout, stage.OBSERVE_TIMEOUT_S, is the safety net for an emulator that hangs)
+SAFETY_WALL_S = float("inf")
 _FAKE_BASE = 1 << 44
 
 
@@ -69,31 +71,6 @@ class DryBackend(CpuBackend):
         self.dry_launches.append((name, tuple(grid), tuple(block), int(shared)))
 
 
-def _env(kata, params: dict, scalars: dict) -> dict:
-    return {**params, **scalars}
-
-
-def _count(arg, env) -> int:
-    from grader.catalog import evaluate
-
-    n = 1
-    for dim in arg.shape:
-        n *= int(evaluate(dim, env))
-    return n
-
-
-def _scalars(kata, params: dict, extra: dict, inputs: dict | None = None) -> dict:
-    out = {}
-    for arg in kata.args:
-        if arg.role != "scalar":
-            continue
-        value = (inputs or {}).get(arg.name, params.get(arg.name, extra.get(arg.name)))
-        if value is None:
-            raise ValueError(f"no value for scalar {arg.name} at {params}")
-        out[arg.name] = value.item() if isinstance(value, np.generic) else value
-    return out
-
-
 def _run_plan(backend, launch_fn, launch_file, kata, buffers: dict, scalars: dict) -> Plan:
     plan = Plan(backend, launch_file)
     values = [scalars[a.name] if a.role == "scalar" else buffers[a.name] for a in kata.args]
@@ -112,37 +89,29 @@ def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extr
 
 
 def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int,
-              sample_threads: int = SAMPLE_THREADS, wall_s: float | None = None) -> tuple:
-    """(Profile launches, cost at params) of the model run."""
+              sample_threads: int = SAMPLE_THREADS, steps: int = RUN_STEPS) -> tuple:
+    """(Profile launches, cost at params, stopped, out of budget, issues) of the model run."""
     from harness.emulator.profile import Profile
 
     profile = Profile()
-    backend = CpuBackend(observers=[profile], wall_clock_s=MODEL_RUN_S if wall_s is None else wall_s)
+    backend = CpuBackend(observers=[profile], wall_clock_s=SAFETY_WALL_S)
+    backend.run_budget = int(steps)
     backend.load(ptx, None, filename)
     if mode in ("sample", "data"):
         backend.sample = lambda name, grid, block: np.arange(
             min(int(np.prod(grid)), max(1, sample_threads // max(1, int(np.prod(block))))))
-    if mode == "sample":
-        scalars = _scalars(kata, params, {})
-        env = _env(kata, params, scalars)
-        sizes = {a.name: _count(a, env) * a.dtype.itemsize for a in kata.arrays}
-        backend.reserve(int(sum(sizes.values()) * 1.25) + (64 << 20))
-        buffers = {}
-        for a in kata.arrays:  # zero-filled: the emulator's memory is calloc'd, untouched pages cost nothing
+    rng = np.random.default_rng(seed)
+    inputs = dict(kata.reference.generate(rng, **params))
+    scalars = _scalars(kata, params, {}, inputs)
+    env = _env(kata, params, scalars)
+    buffers = {}
+    for a in kata.arrays:
+        if a.name in inputs and a.role != "out":
+            buffers[a.name] = backend.upload(np.ascontiguousarray(inputs[a.name]).reshape(-1))
+        else:
             buffers[a.name] = backend.alloc(_count(a, env), a.dtype)
-        cost = kata.reference.cost(**params)
-    else:
-        rng = np.random.default_rng(seed)
-        inputs = dict(kata.reference.generate(rng, **params))
-        scalars = _scalars(kata, params, {}, inputs)
-        env = _env(kata, params, scalars)
-        buffers = {}
-        for a in kata.arrays:
-            if a.name in inputs and a.role != "out":
-                buffers[a.name] = backend.upload(np.ascontiguousarray(inputs[a.name]).reshape(-1))
-            else:
-                buffers[a.name] = backend.alloc(_count(a, env), a.dtype)
-        cost = kata.reference.cost(**{**params, **scalars})
+    del inputs
+    cost = kata.reference.cost(**{**params, **scalars})
     reads = [0]  # values the plan read back (gpu.read): each is a device-to-host sync on the GPU
     download = backend.download
 
@@ -156,7 +125,7 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
         L["syncs"] = 0
     if profile.launches:
         profile.launches[-1]["syncs"] = reads[0]
-    return profile.launches, cost, bool(backend.stopped)
+    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.issued
 
 
 def _largest_public(kata) -> dict:
@@ -183,9 +152,10 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
     out = []
     entries = lib["cases"] if cases is None else [c for c in lib["cases"] if c["case"] in cases]
     run = _memo(model_run, kata)
-    runs_left = sum(1 + bool(e.get("model_case2")) for e in entries)
-    left = DEFAULT_OBSERVE_S if lib.get("default") else OBSERVE_S  # seconds of model runs (dry runs are quick)
-    for entry in entries:
+    left = OBSERVE_STEPS  # instruction issues of model runs (dry runs are quick)
+    mode = lib["mode"]
+    halvings = 0
+    for n, entry in enumerate(entries):
         bench = dict(entry["case"])
         extra = entry.get("bench_scalars", {})
         try:
@@ -194,60 +164,106 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
             dry, dry_error = [], f"{type(exc).__name__}: {exc}"
         else:
             dry_error = ""
-        runs, stopped = [], False
-        mode = lib["mode"]
         if lib.get("default") and mode == "full":
             # an earlier case fell back (below): this one too, not the whole plan at the bench shape
-            # (generating and emulating that took 20-40 s of a 10 s grade)
             entry = {**entry, "model_case": _largest_public(kata)}
-        for params in [entry["model_case"]] + ([entry["model_case2"]] if entry.get("model_case2") else []):
-            share = max(0.05, left) / max(1, runs_left) / max(1, len(dry))
-            wall = min(DEFAULT_RUN_S if lib.get("default") else MODEL_RUN_S, share)
-            runs_left, started = runs_left - 1, time.monotonic()
-            try:
-                launches, cost, cut = run(kata, ptx, filename, launch_fn, launch_file, dict(params),
-                                          mode, seed, lib.get("sample_threads", SAMPLE_THREADS), wall)
-            except ValueError:
-                if not lib.get("default"):
-                    raise
-                # a kata without calibration data whose scalars come from its inputs (nnz, counts):
-                # the whole plan at its largest public case, scaled by the cost model
-                mode = lib["mode"] = "full"
-                params = _largest_public(kata)
-                entry = {**entry, "model_case": params}
-                launches, cost, cut = run(kata, ptx, filename, launch_fn, launch_file, dict(params),
-                                          mode, seed, wall_s=wall)
-            left -= time.monotonic() - started
-            runs.append((launches, cost))
-            stopped = stopped or cut
-        out.append(summarise.observation(kata, entry, lib, dry, dry_error, runs, stopped, ptx, filename,
-                                         registers))
+        try:
+            params_list = _model_cases(kata, lib, entry)
+        except ValueError:
+            params_list = [_largest_public(kata)]
+        for _ in range(halvings):  # an earlier case had to run smaller: this one starts there
+            smaller = [halve_model(q, _halvable(kata, lib, q, model=True)) for q in params_list]
+            if any(q is None for q in smaller):
+                break
+            params_list = smaller
+        first = params_list[-1]
+        share = max(1, left // max(1, len(entries) - n))
+        runs, stopped, over, used, params_list = _observe_case(run, kata, lib, ptx, filename, launch_fn,
+                                                               launch_file, params_list, mode, seed, share)
+        if runs is None:  # scalars from the inputs only (a kata without calibration data): whole plan
+            mode = "full"
+            params_list = [_largest_public(kata)]
+            runs, stopped, over, used, params_list = _observe_case(run, kata, lib, ptx, filename, launch_fn,
+                                                                   launch_file, params_list, mode, seed, share)
+        left -= used
+        halvings += _halvings_between(first, params_list[-1], _halvable(kata, lib, first, model=True))
+        entry = {**entry, "model_case": params_list[0],
+                 "model_case2": params_list[1] if len(params_list) > 1 else None}
+        out.append(summarise.observation(kata, entry, {**lib, "mode": mode}, dry, dry_error, runs, stopped, ptx,
+                                         filename, registers, over))
     return out
 
 
+def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_list, mode, seed, budget):
+    """(runs, stopped, out of budget, issues used, the model shapes run). Each run may spend what
+    is left of the case's budget; while one does not fit, the pair below it is run instead (the
+    shape that did not fit, halved, and that halved again; a smaller shape that fitted is reused,
+    not run again). Past the budget, and half of it again for the pair below, the estimate is
+    a lower bound."""
+    used = 0
+    names = _halvable(kata, lib, params_list[-1], model=True)
+    for attempt in range(MAX_HALVINGS + 1):
+        runs, stopped, over = [], False, False
+        for params in params_list:
+            steps = max(1000, min(RUN_STEPS, int(1.5 * budget) - used))
+            try:
+                launches, cost, cut, out, issued = run(kata, ptx, filename, launch_fn, launch_file, dict(params),
+                                                       mode, seed, lib.get("sample_threads", SAMPLE_THREADS), steps)
+            except ValueError:
+                if not lib.get("default") or mode == "full":
+                    raise
+                return None, False, False, used, params_list
+            used += issued
+            runs.append((launches, cost))
+            stopped, over = stopped or cut, over or out
+            if out:
+                break
+            after = params_list[len(runs)] if len(runs) < len(params_list) else None
+            if after is not None and not run.known(after, mode, seed, lib.get("sample_threads", SAMPLE_THREADS)) \
+                    and 2 * issued > int(1.5 * budget) - used:
+                # the larger shape would not fit (a thread's loop at least doubles with it): the
+                # pair below instead, this shape reused as its larger one
+                over = True
+                runs.append(None)
+                break
+        if not over:
+            return runs, stopped, False, used, params_list
+        top = params_list[len(runs) - 1]  # the first shape that did not fit (or would not)
+        runs = [r for r in runs if r is not None]
+        # one halving after a shape that would not fit; after a run that did not, 1, 2, 4, ...
+        # (a thread walking the whole input is far from fitting: steps of one waste the budget)
+        upper = top
+        for _ in range(1 if not out else 2 << attempt):
+            upper = halve_model(upper, names) or upper
+        upper = None if upper == top else upper
+        lower = halve_model(upper, names) if upper is not None else None
+        if upper is None or used >= 1.5 * budget:
+            return runs, True, True, used, params_list[:len(runs)]
+        params_list = [lower, upper] if lower is not None else [upper]
+    return runs, True, True, used, params_list[:len(runs)]
+
+
 def _memo(fn, kata):
-    """model_run, once per distinct sample run: on zero-filled inputs a run depends on the case only
-    through its scalars and array sizes (top-p's two bench cases differ in the data only), so a
-    second case with the same ones reuses the launches and gets its own cost."""
+    """model_run, once per distinct run (shape, mode, sample): a second bench case with the same
+    model shape reuses the launches; a run cut by its budget is run again with a larger one."""
     import copy
     import json
 
     seen: dict = {}
 
-    def run(kata_, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs):
-        key = None
-        if mode == "sample":
-            scalars = _scalars(kata, params, {})  # ValueError (scalars from the inputs): the caller falls back
-            env = _env(kata, params, scalars)
-            # not the wall-clock share (args[-1] / wall_s): a shorter one cut the first run, if anything
-            threads = args[1] if len(args) > 1 else kwargs.get("sample_threads")
-            key = json.dumps([scalars, [_count(a, env) for a in kata.arrays], threads], sort_keys=True, default=str)
-            if key in seen:
-                launches, cut = seen[key]
-                return copy.deepcopy(launches), kata.reference.cost(**params), cut
-        launches, cost, cut = fn(kata_, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs)
-        if key is not None:
-            seen[key] = (copy.deepcopy(launches), cut)
-        return launches, cost, cut
+    def run(kata_, ptx, filename, launch_fn, launch_file, params, mode, seed, sample_threads, steps):
+        key = json.dumps([params, mode, seed, sample_threads], sort_keys=True, default=str)
+        hit = seen.get(key)
+        if hit is not None and (not hit[1][3] or hit[0] >= steps):
+            launches, cost, cut, out, _ = hit[1]
+            return copy.deepcopy(launches), cost, cut, out, 0
+        result = fn(kata_, ptx, filename, launch_fn, launch_file, params, mode, seed, sample_threads, steps)
+        seen[key] = (steps, (copy.deepcopy(result[0]),) + tuple(result[1:]))
+        return result
 
+    def known(params, mode, seed, sample_threads) -> bool:
+        hit = seen.get(json.dumps([params, mode, seed, sample_threads], sort_keys=True, default=str))
+        return hit is not None and not hit[1][3]
+
+    run.known = known
     return run

@@ -28,11 +28,11 @@ def estimate_stage(kata, worker, compiled, filename: str, seed: int):
 
 def bench_occupancy(compiled, observations) -> tuple:
     from grader.performance.occupancy import occupancy_table
-    from harness.backends.base import H200
+    from harness.hardware import H200
 
     rows = []
     for obs in observations:
-        for name, grid, block, shared in obs["dry"]:
+        for name, grid, block, shared in obs.dry:
             rows.append((name, block[0] * block[1] * block[2], shared))
     return tuple(occupancy_table(compiled.resources, rows, H200)) if rows else ()
 

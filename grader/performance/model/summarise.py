@@ -1,52 +1,150 @@
 """The model run's records reduced, inside the worker, to what the estimate needs: per launch and
-per instruction the counters, the cache model's hits and misses, and the loads in flight."""
+per instruction the counters (by name), the cache model's hits and misses, and the loads in
+flight. Typed from here on: an Observation per bench case, a LaunchSummary per launch, PcCounts
+per instruction, every count per block run at the model shape (or extrapolated to the bench's)."""
 from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from grader.performance.model import cache, h200, static
+from harness.emulator.tally import _FIELDS
+
+
+@dataclass(frozen=True)
+class LoadBatch:
+    """How a load waits (static.load_batches): its space, its depth in a chain of dependent loads,
+    the loads of that space and depth that leave together, and the instructions before its use."""
+
+    space: str
+    depth: int
+    in_flight: int
+    distance: int
+
+
+@dataclass(frozen=True)
+class PcCounts:
+    """One instruction's counts per block run."""
+
+    op: str
+    file: str | None
+    line: int | None
+    instructions: float = 0.0  # warp instructions issued
+    active_lanes: float = 0.0
+    global_load_requests: float = 0.0
+    global_load_sectors: float = 0.0
+    global_store_requests: float = 0.0
+    global_store_sectors: float = 0.0
+    global_atomic_requests: float = 0.0  # warp-level atom/red on global memory
+    shared_requests: float = 0.0
+    shared_wavefronts: float = 0.0
+    shared_atomic_requests: float = 0.0
+    shared_atomic_steps: float = 0.0  # serialised steps of its shared atomics (lanes on one address)
+    l1_lines: float = 0.0  # distinct 128-byte lines its warps' global requests touched (L1 wavefronts)
+    cache_accesses: float = 0.0  # (block, sector) records the cache model saw
+    l1_hits: float = 0.0
+    l2_hits: float = 0.0
+    dram_sectors: float = 0.0
+    batch: LoadBatch | None = None
+
+    def scaled(self, g: float) -> PcCounts:
+        return replace(self, **{f.name: getattr(self, f.name) * g for f in fields(self) if f.type == "float"})
+
+    @property
+    def global_requests(self) -> float:
+        return self.global_load_requests + self.global_store_requests
+
+    @property
+    def global_sectors(self) -> float:
+        return self.global_load_sectors + self.global_store_sectors
+
+
+@dataclass(frozen=True)
+class LaunchSummary:
+    kernel: str
+    grid: tuple
+    block: tuple
+    shared: int  # dynamic shared bytes
+    blocks_run: int
+    blocks_total: int
+    pcs: dict  # pc -> PcCounts
+    cache_truncated: bool  # the records were capped: cache counts cover the part recorded
+    atomic_lanes: float  # global atomic lanes per block
+    atomic_same_address_max: float  # lanes on the most-hit address, per block
+    barriers: float
+    syncs: int = 0  # values the plan read back after this launch (device-to-host syncs)
+    warp_max: float = 0.0  # the busiest warp's instructions
+    warp_mean: float = 0.0  # the average warp's, of the warps that ran
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the model saw for one bench case."""
+
+    case: dict
+    model_case: dict
+    model_case2: dict | None
+    method: str  # complete | sampled | extrapolated | scaled | incomplete (model.METHODS)
+    mode: str  # sample | data | full
+    per_block: bool
+    work_ratio: float  # bench work / model work (the kata's scale_by)
+    runs: str  # "one" or "two" model runs
+    dry: list  # (kernel, grid, block, dynamic shared) of each bench-shape launch
+    dry_error: str
+    launches: list  # LaunchSummary
+    stopped: bool
+    cost_bench: dict = field(default_factory=dict)
+    out_of_budget: bool = False
 
 
 def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
-    warps = -(-threads // 32)
-    by_threads = h200.MAX_WARPS_PER_SM // max(1, warps)
-    by_shared = (228 * 1024) // (-(-shared // 128) * 128 + 1024) if shared else 32
-    by_regs = 32
-    if registers:
-        per_warp = -(-registers * 32 // 256) * 256
-        by_regs = (65536 // 4 // per_warp) * 4 // max(1, warps)
-    return max(1, min(32, by_threads, by_shared, by_regs))
+    from grader.performance.occupancy import blocks_per_sm
+    from harness.hardware import H200
+
+    return blocks_per_sm(threads, shared, registers, H200)
 
 
-def _launch(L: dict, mode: str, footprint: float, registers: dict, batches: dict) -> dict:
+def _launch(L: dict, footprint: float, registers: dict, batches: dict) -> LaunchSummary:
     threads = int(np.prod(L["block"]))
     grid = int(np.prod(L["grid"]))
     ran = max(1, int(L["blocks_run"].size))
     bps = _blocks_per_sm(threads, L["shared"], registers.get(L["kernel"], 0))
     if ran < grid:  # a sample: its share of L2 is the sample's share of the resident blocks
         concurrency = ran
-        l2 = h200.L2_BYTES / 32 * min(1.0, ran / max(1, min(grid, bps * h200.SMS)))
+        l2 = h200.L2_BYTES / h200.SECTOR * min(1.0, ran / max(1, min(grid, bps * h200.SMS)))
     else:  # the whole grid at a smaller shape: the L2 shrinks with the footprint
         concurrency = max(1, min(grid, bps * h200.SMS))
-        l2 = h200.L2_BYTES / 32 * min(1.0, footprint)
-    l1 = max(32.0, (h200.L1_BYTES - bps * L["shared"]) / bps / 32)
+        l2 = h200.L2_BYTES / h200.SECTOR * min(1.0, footprint)
+    l1 = max(32.0, (h200.L1_BYTES - bps * L["shared"]) / bps / h200.SECTOR)
     res = cache.simulate(L["records"], concurrency, l2, l1)
     per = 1.0 / ran  # every count below is per block run
-    return {
-        "kernel": L["kernel"], "grid": L["grid"], "block": L["block"], "shared": L["shared"],
-        "blocks_run": ran, "blocks_total": grid,
-        "rows": {int(pc): [float(v) * per for v in row] for pc, row in L["rows"].items()},
-        "meta": {int(pc): (m[0], m[1], m[2]) for pc, m in L["meta"].items()},
-        "cache": {pc: {k: v * per for k, v in c.items()} for pc, c in res.per_pc.items()},
-        "cache_truncated": bool(L["truncated"]),
-        "batches": {pc: batches[pc] for pc in L["rows"] if pc in batches},
-        "atomic_lanes": L["atomic_lanes"] * per, "atomic_same_address_max": L["atomic_same_address_max"] * per,
-        "shared_atomic_cost": {int(pc): v * per for pc, v in L["shared_atomic_cost"].items()},
-        "lines": {int(pc): v * per for pc, v in L.get("lines", {}).items()},
-        "barriers": L["barriers"] * per, "syncs": L.get("syncs", 0)}
+    pcs = {}
+    for pc, row in L["rows"].items():
+        pc = int(pc)
+        named = dict(zip(_FIELDS, (float(v) * per for v in row)))
+        c = res.per_pc.get(pc, {})
+        op, file, line = L["meta"][pc]
+        pcs[pc] = PcCounts(
+            op=op, file=file, line=line, **{f: named[f] for f in (
+                "instructions", "active_lanes", "global_load_requests", "global_load_sectors",
+                "global_store_requests", "global_store_sectors", "global_atomic_requests", "shared_requests",
+                "shared_wavefronts", "shared_atomic_requests")},
+            shared_atomic_steps=L["shared_atomic_cost"].get(pc, 0) * per, l1_lines=L.get("lines", {}).get(pc, 0) * per,
+            cache_accesses=c.get("accesses", 0) * per, l1_hits=c.get("l1_hits", 0) * per,
+            l2_hits=c.get("l2_hits", 0) * per, dram_sectors=c.get("dram_sectors", 0) * per,
+            batch=LoadBatch(*batches[pc]) if pc in batches else None)
+    warps = L.get("warp_issues")
+    return LaunchSummary(
+        kernel=L["kernel"], grid=tuple(L["grid"]), block=tuple(L["block"]), shared=int(L["shared"]),
+        blocks_run=ran, blocks_total=grid, pcs=pcs, cache_truncated=bool(L["truncated"]),
+        atomic_lanes=L["atomic_lanes"] * per, atomic_same_address_max=L["atomic_same_address_max"] * per,
+        barriers=L["barriers"] * per, syncs=int(L.get("syncs", 0)),
+        warp_max=float(warps.max()) if warps is not None and warps.size else 0.0,
+        warp_mean=float(warps.mean()) if warps is not None and warps.size else 0.0)
 
 
-def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
+def _extrapolate(a: LaunchSummary, b: LaunchSummary, e: float, anchor: dict) -> LaunchSummary:
     """Per-block counts at the bench shape from two model runs: x_bench = x1 (x2 / x1) ** e, so a
     count that doubles with the work (the element loop) grows with it and one that stays (the
     per-block epilogue) stays; no instruction outgrows its anchor (static.anchors), whose count
@@ -54,28 +152,25 @@ def _extrapolate(a: dict, b: dict, e: float, anchor: dict) -> dict:
     def f(x1, x2):
         return x2 if x1 <= 0 or x2 <= 0 else x1 * (x2 / x1) ** e
 
-    out = dict(b)
     grow: dict[int, float] = {}
-    for pc, r in b["rows"].items():
-        grow[pc] = f(a["rows"].get(pc, [0.0])[0], r[0]) / r[0] if r[0] else 1.0
+    for pc, r in b.pcs.items():
+        before = a.pcs[pc].instructions if pc in a.pcs else 0.0
+        grow[pc] = f(before, r.instructions) / r.instructions if r.instructions else 1.0
     for pc in grow:  # cap by the anchor's growth (the anchor itself is never capped)
         top = anchor.get(pc, pc)
         if top != pc and top in grow:
             grow[pc] = min(grow[pc], grow[top])
-    out["rows"] = {pc: [v * grow[pc] for v in r] for pc, r in b["rows"].items()}
-    out["cache"] = {pc: {k: v * grow.get(pc, 1.0) for k, v in c.items()} for pc, c in b["cache"].items()}
-    out["shared_atomic_cost"] = {pc: v * grow.get(pc, 1.0) for pc, v in b["shared_atomic_cost"].items()}
-    out["lines"] = {pc: v * grow.get(pc, 1.0) for pc, v in b.get("lines", {}).items()}
-    atoms = [pc for pc, r in b["rows"].items() if r[8]]
-    g_atom = (sum(b["rows"][pc][8] * grow[pc] for pc in atoms) / sum(b["rows"][pc][8] for pc in atoms)) if atoms else 1.0
-    out["atomic_lanes"] = b["atomic_lanes"] * g_atom
-    out["atomic_same_address_max"] = b["atomic_same_address_max"] * g_atom
-    out["barriers"] = f(a["barriers"], b["barriers"])
-    return out
+    atoms = [pc for pc, r in b.pcs.items() if r.global_atomic_requests]
+    g_atom = (sum(b.pcs[pc].global_atomic_requests * grow[pc] for pc in atoms)
+              / sum(b.pcs[pc].global_atomic_requests for pc in atoms)) if atoms else 1.0
+    return replace(b, pcs={pc: r.scaled(grow[pc]) for pc, r in b.pcs.items()},
+                   atomic_lanes=b.atomic_lanes * g_atom, atomic_same_address_max=b.atomic_same_address_max * g_atom,
+                   barriers=f(a.barriers, b.barriers), warp_max=f(a.warp_max, b.warp_max),
+                   warp_mean=f(a.warp_mean, b.warp_mean))
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
-                ptx: str, filename: str, registers: dict | None = None) -> dict:
+                ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False) -> Observation:
     """runs: [(Profile launches, cost)] of one or two model runs (the second at a larger shape)."""
     import math
 
@@ -89,10 +184,10 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     work = [max(1.0, float(c.get(key, 0) or 0)) for _, c in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
-    summaries = [[_launch(L, lib["mode"], float(c.get("bytes", 1) or 1) / foot, registers or {}, batches)
+    summaries = [[_launch(L, float(c.get("bytes", 1) or 1) / foot, registers or {}, batches)
                   for L in launches] for launches, c in runs]
     last = summaries[-1]
-    if len(runs) == 2 and [L["kernel"] for L in summaries[0]] == [L["kernel"] for L in last] and work[1] > work[0]:
+    if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = math.log(wb / work[0]) / math.log(work[1] / work[0])
         anchor = static.anchors(module.code, list(module.functions.values()))
         launches = [_extrapolate(a, b, e, anchor) for a, b in zip(summaries[0], last)]
@@ -100,7 +195,16 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     else:
         launches = last
         how = "one"
-    return {"case": bench, "model_case": dict(entry["model_case"]), "model_case2": entry.get("model_case2"),
-            "mode": lib["mode"], "per_block": bool(lib.get("per_block")), "work_ratio": wb / work[-1], "runs": how,
-            "dry": [list(d) for d in dry], "dry_error": dry_error,
-            "launches": launches, "stopped": stopped, "cost_bench": cost_bench}
+    model_case = dict(entry["model_case"])
+    if stopped or out_of_budget or not launches:
+        method = "incomplete"
+    elif model_case != bench:
+        method = "extrapolated" if how == "two" else "scaled"
+    elif all(L.blocks_run >= L.blocks_total for L in launches):
+        method = "complete"
+    else:
+        method = "sampled"
+    return Observation(case=bench, model_case=model_case, model_case2=entry.get("model_case2"), method=method,
+                       mode=lib["mode"], per_block=bool(lib.get("per_block")), work_ratio=wb / work[-1], runs=how,
+                       dry=[tuple(d) for d in dry], dry_error=dry_error, launches=launches, stopped=stopped,
+                       cost_bench=cost_bench, out_of_budget=out_of_budget)
