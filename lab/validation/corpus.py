@@ -72,7 +72,7 @@ def grade(kata: str, folder: Path, cache: Path, model: str, timeout_s: float = 1
     cmd = [sys.executable, "-m", "grader", "grade", str(folder), "--kata", kata, "--backend", "cpu", "--json"]
     t0 = time.monotonic()
     try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
         doc = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {
             "verdict": "error", "headline": (proc.stderr or proc.stdout)[-2000:]}
     except subprocess.TimeoutExpired:
