@@ -259,7 +259,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--only", nargs="*", default=[])
-    ap.add_argument("--determinism", default="softmax/thread_per_row", help="kata/design graded twice; '' to skip")
+    ap.add_argument("--determinism", default="reduce/one_block_shared_tree", help="kata/design graded twice; '' to skip")
     args = ap.parse_args(argv)
     path = args.h200 or latest_records()
     if path is None:
