@@ -84,6 +84,16 @@ def _load_inputs(made: dict) -> dict:
     return {k: (np.load(v, mmap_mode="r") if kind == "npy" else v) for k, (kind, v) in made.items()}
 
 
+def mismatches(a, b) -> int | None:
+    """How many elements of an integer output differ from the solution's (None for float outputs)."""
+    xp = np
+    if not isinstance(a, np.ndarray):
+        import cupy as xp
+    if a.shape != b.shape or a.dtype.kind not in "iub":
+        return None
+    return int(xp.count_nonzero(a != b))
+
+
 def agree(a, b) -> bool:
     """An output against the solution's at the same case, loosely (float sums in another order)."""
     xp = np
@@ -241,6 +251,8 @@ def run(out_dir: Path, todo, budget_s: float, backend, clock, cases_of, workers:
                     if reference is None:
                         reference = outs
                     row["agrees_with_solution"] = all(agree(outs[k], reference[k]) for k in outs if k != "indices")
+                    if not row["agrees_with_solution"]:
+                        row["mismatches"] = {k: mismatches(outs[k], reference[k]) for k in outs}
                     outs = None
                     pol = policy_for(first, getattr(clock, "timing", None)) if device else None
                     row["median_s"], row["samples"], row["stop"] = clock.measure(fn, bufs.prepare, pol)
