@@ -40,19 +40,25 @@ def _key(case: dict) -> str:
     return json.dumps(case, sort_keys=True)
 
 
-def latest_records() -> Path | None:
-    found = sorted((HERE / "h200").glob("*/records.json"))
-    return found[-1] if found else None
+def all_records() -> list[Path]:
+    """Every H200 run's records.json, oldest first (a later run's time replaces an earlier one's)."""
+    return sorted((HERE / "h200").glob("*/records.json"))
 
 
-def measured(path: Path) -> tuple[dict, dict]:
-    """({(kata, design, case key): record}, the run's header) of the H200 records that have a time."""
-    doc = json.loads(path.read_text())
-    out = {}
-    for r in doc.get("records", []):
-        if r.get("median_s") and "error" not in r:
-            out[(r["kata"], r["design"], _key(r["case"]))] = r
-    return out, {k: doc.get(k) for k in ("gpu", "date", "method", "wall_s")}
+def measured(paths: list[Path]) -> tuple[dict, dict]:
+    """({(kata, design, case key): record}, the runs' headers) of the H200 records that have a time;
+    a later file's record replaces an earlier one's (a re-timed kernel)."""
+    out, headers = {}, []
+    for path in paths:
+        doc = json.loads(path.read_text())
+        name = path.resolve().relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path
+        headers.append({k: doc.get(k) for k in ("gpu", "date", "method", "wall_s")} | {"file": str(name)})
+        for r in doc.get("records", []):
+            key = (r["kata"], r["design"], _key(r["case"]))
+            if r.get("median_s") and "error" not in r:
+                out[key] = r
+    return out, {"runs": headers, "gpu": headers[-1]["gpu"] if headers else None,
+                 "method": headers[-1]["method"] if headers else None}
 
 
 def unfinished(how: str | None) -> bool:
@@ -203,7 +209,8 @@ def markdown(g: dict, rows: list[dict], failed: list[dict], header: dict, det: d
         "# The CPU estimate against the H200 on the validation corpus (issue 23)", "",
         f"- command: `{command}`",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; model files digest {model}",
-        f"- H200 records: {header.get('gpu')}, {header.get('date')}; {header.get('method')}",
+        f"- H200 records: {header.get('gpu')}; {header.get('method')}; runs: "
+        + ", ".join(f"{r['file']} ({r['date']})" for r in header.get("runs", [])),
         ("- estimates: `python -m grader grade DIR --kata KATA --backend cpu --json` on a shared 2-core machine "
         "(grade wall times are noisy; the estimates are not wall-clock based where the model counts work)"), "",
         "## Goals", "",
@@ -255,17 +262,18 @@ def markdown(g: dict, rows: list[dict], failed: list[dict], header: dict, det: d
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--h200", type=Path, default=None, help="measure_h200.py's records.json (default: the latest)")
+    ap.add_argument("--h200", type=Path, nargs="*", default=None,
+                    help="measure_h200.py's records.json files, oldest first (default: every lab/validation/h200/*/)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--determinism", default="reduce/one_block_shared_tree", help="kata/design graded twice; '' to skip")
     args = ap.parse_args(argv)
-    path = args.h200 or latest_records()
-    if path is None:
+    paths = args.h200 or all_records()
+    if not paths:
         print("no H200 records: run lab/validation/measure_h200.py on the GPU first", file=sys.stderr)
         return 2
-    h200, header = measured(path)
+    h200, header = measured(paths)
     model = model_digest()
     rows, failed = rows_for(corpus(args.only), h200, args.cache, model)
     g = goals(rows, failed)
@@ -273,7 +281,7 @@ def main(argv=None) -> int:
     command = "python lab/validation/validate.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".md").write_text(markdown(g, rows, failed, header, det, command.strip(), model))
-    args.out.with_suffix(".json").write_text(json.dumps({"h200": header, "records": str(path), "model": model,
+    args.out.with_suffix(".json").write_text(json.dumps({"h200": header, "records": [str(p) for p in paths], "model": model,
                                                          "goals": g, "determinism": det, "rows": rows,
                                                          "not_passing": failed}, indent=1, default=str))
     print(f"{g['cases']} cases: within 1.5x {g['within_1_5'] or 0:.0%}, all within 3x: {g['all_within_3']}, "
