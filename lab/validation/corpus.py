@@ -21,7 +21,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DEFAULT_CACHE = HERE / ".grades"  # git-ignored: machine-local results
-MODEL_DIRS = ("grader/performance",)  # the estimate depends on these files
+MODEL_DIRS = ("grader/performance/model",)  # the H200 model: a new one grades again (`--fresh` for anything else)
 
 
 def corpus(only=()) -> list[tuple[str, str, Path]]:
@@ -62,11 +62,12 @@ def grade_key(folder: Path, model: str) -> str:
     return f"{folder.parent.name}__{folder.name}__{_digest([folder / 'kernel.cu', folder / 'launch.py'])}__{model}"
 
 
-def grade(kata: str, folder: Path, cache: Path, model: str, timeout_s: float = 1800.0) -> dict:
-    """The grade's JSON (cached), plus 'grade_wall_s'; {'verdict': 'error', ...} when the grader failed."""
+def grade(kata: str, folder: Path, cache: Path, model: str, timeout_s: float = 1800.0, fresh: bool = False) -> dict:
+    """The grade's JSON (cached unless fresh), plus 'grade_wall_s'; {'verdict': 'error', ...} when the
+    grader failed."""
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / f"{grade_key(folder, model)}.json"
-    if path.is_file():
+    if path.is_file() and not fresh:
         return json.loads(path.read_text())
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "grader", "grade", str(folder), "--kata", kata, "--backend", "cpu", "--json"]
@@ -89,6 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=[], help="katas or kata/design to grade")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--fresh", action="store_true", help="grade again even where a cached grade exists")
     args = ap.parse_args(argv)
     entries = corpus(args.only)
     if args.list:
@@ -99,7 +101,7 @@ def main(argv=None) -> int:
     model = model_digest()
     bad = 0
     for kata, design, folder in entries:
-        doc = grade(kata, folder, args.cache, model)
+        doc = grade(kata, folder, args.cache, model, fresh=args.fresh)
         verdict = doc.get("verdict")
         bad += verdict != "pass"
         est = doc.get("estimate") or {}

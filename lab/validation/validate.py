@@ -65,11 +65,11 @@ def unfinished(how: str | None) -> bool:
     return any(s in (how or "") for s in UNFINISHED)
 
 
-def rows_for(entries, h200: dict, cache: Path, model: str) -> tuple[list[dict], list[dict]]:
+def rows_for(entries, h200: dict, cache: Path, model: str, fresh: bool = False) -> tuple[list[dict], list[dict]]:
     """(one row per (kernel, case) with a measurement, one row per kernel that did not pass)."""
     rows, failed = [], []
     for kata, design, folder in entries:
-        doc = grade(kata, folder, cache, model)
+        doc = grade(kata, folder, cache, model, fresh=fresh)
         if doc.get("verdict") != "pass":
             failed.append({"kata": kata, "design": design, "verdict": doc.get("verdict"),
                            "headline": str(doc.get("headline", ""))[:200]})
@@ -267,6 +267,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--fresh", action="store_true", help="grade every kernel again (the cache follows only the model's files)")
     ap.add_argument("--determinism", default="reduce/one_block_shared_tree", help="kata/design graded twice; '' to skip")
     args = ap.parse_args(argv)
     paths = args.h200 or all_records()
@@ -275,7 +276,7 @@ def main(argv=None) -> int:
         return 2
     h200, header = measured(paths)
     model = model_digest()
-    rows, failed = rows_for(corpus(args.only), h200, args.cache, model)
+    rows, failed = rows_for(corpus(args.only), h200, args.cache, model, args.fresh)
     g = goals(rows, failed)
     det = determinism(args.determinism, args.cache) if args.determinism else None
     command = "python lab/validation/validate.py " + " ".join(sys.argv[1:] if argv is None else argv)
