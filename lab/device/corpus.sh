@@ -7,7 +7,7 @@
 set -u
 JOBOUT=${JOBOUT:-${OUT:-/tmp/corpus-out}}
 mkdir -p "$JOBOUT/corpus"
-. bench/device_env.sh  # wheels from .whl/, kata from the working tree
+. lab/device_env.sh  # wheels from .whl/, kata from the working tree
 export KATA_HOME=/tmp/kata-home-corpus
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,memory.total --format=csv > "$JOBOUT/corpus/gpu.txt" 2>&1 || true
 KATAS=()
