@@ -110,6 +110,25 @@ def spearman_per_case(rows: list[dict]) -> list[dict]:
     return out
 
 
+def ordered_pairs(rows: list[dict]) -> dict:
+    """Pairs of one kata's kernels at one case whose H200 times differ by more than 25 %: how many the
+    estimate puts in the same order (the issue's ladder goal, over the whole corpus)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["ratio"] is not None:
+            groups.setdefault((r["kata"], _key(r["case"])), []).append(r)
+    pairs, wrong = 0, []
+    for rs in groups.values():
+        for i, a in enumerate(rs):
+            for b in rs[i + 1:]:
+                fast, slow = sorted((a, b), key=lambda r: r["measured_s"])
+                if slow["measured_s"] > 1.25 * fast["measured_s"]:
+                    pairs += 1
+                    if not fast["estimate_s"] < slow["estimate_s"]:
+                        wrong.append(f"{a['kata']}: {fast['design']} vs {slow['design']}")
+    return {"pairs": pairs, "right": pairs - len(wrong), "misordered": wrong}
+
+
 def per_bound(rows: list[dict]) -> list[dict]:
     groups: dict[str, list[float]] = {}
     for r in rows:
@@ -145,7 +164,7 @@ def goals(rows: list[dict], failed: list[dict]) -> dict:
         "below_roofline": sum(r["below_roofline"] for r in rows),
         "scored_unfinished": sum(r["unfinished"] and r["scored"] for r in rows),
         "unfinished": sum(r["unfinished"] for r in rows),
-        "spearman": rhos, "per_bound": per_bound(rows),
+        "spearman": rhos, "per_bound": per_bound(rows), "pairs": ordered_pairs(rows),
     }
 
 
@@ -221,6 +240,8 @@ def markdown(g: dict, rows: list[dict], failed: list[dict], header: dict, det: d
         f"{_times(g['worst_too_fast'], invert=True)} too fast, {_times(g['worst_too_slow'])} too slow) |"),
         (f"| Spearman per kata and case | >= 0.9 | {g['spearman_at_least_0_9']} of {g['spearman_groups']} groups; "
         f"lowest {g['spearman_min'] if g['spearman_min'] is None else round(g['spearman_min'], 2)} |"),
+        (f"| pairs > 25 % apart on the H200 in the same order | >= 95 % | {g['pairs']['right']} of "
+        f"{g['pairs']['pairs']} |"),
         f"| estimates faster than the roofline | 0 | {g['below_roofline']} |",
         f"| scores or tiers from unfinished runs | 0 | {g['scored_unfinished']} (of {g['unfinished']} unfinished) |",
         f"| cases with no estimate | 0 | {g['no_estimate']} |",

@@ -65,3 +65,5 @@ def test_goals_count_ratios_ranks_bounds_and_scored_unfinished_runs():
     bounds = {b["bound"]: b for b in g["per_bound"]}
     assert bounds["dram"]["within_1_5"] == 1.0 and bounds["latency"]["too_fast"] == 1
     assert g["spearman"][0]["kernels"] == 3
+    # a (1.0, 1.2) b (2.0, 2.5) c (4.0, 0.5): a<b right; a<c and b<c estimated the other way round
+    assert g["pairs"]["pairs"] == 3 and g["pairs"]["right"] == 1
