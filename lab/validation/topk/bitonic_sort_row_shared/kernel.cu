@@ -1,8 +1,6 @@
-// Design: one 1024-thread block per row sorts the whole row in shared memory (bitonic sort of 64-bit keys: ordered value, index), then writes the first k.
-extern "C" __global__ void topk_sort(const float* x, float* values, int* indices, int L, int k, int P)
+// Design: one 1024-thread block per row sorts the whole row in shared memory (bitonic sort of 64-bit keys: ordered value, index), then writes the first k; rows too long for shared memory sort in a global scratch buffer instead.
+__device__ void sort_row(const float* row, unsigned long long* keys, float* values, int* indices, int L, int k, int P)
 {
-    extern __shared__ unsigned long long keys[];
-    const float* row = x + (size_t)blockIdx.x * L;
     for (int j = threadIdx.x; j < P; j += blockDim.x) {
         if (j < L) {
             unsigned int u = __float_as_uint(row[j]);
@@ -31,4 +29,14 @@ extern "C" __global__ void topk_sort(const float* x, float* values, int* indices
         values[(size_t)blockIdx.x * k + j] = row[i];
         indices[(size_t)blockIdx.x * k + j] = i;
     }
+}
+extern "C" __global__ void topk_sort(const float* x, float* values, int* indices, int L, int k, int P)
+{
+    extern __shared__ unsigned long long keys[];
+    sort_row(x + (size_t)blockIdx.x * L, keys, values, indices, L, k, P);
+}
+extern "C" __global__ void topk_sort_global(const float* x, float* values, int* indices, int L, int k, int P,
+                                            unsigned long long* scratch)
+{
+    sort_row(x + (size_t)blockIdx.x * L, scratch + (size_t)blockIdx.x * P, values, indices, L, k, P);
 }
