@@ -1,0 +1,6 @@
+"""Thread per row for dx, thread per column for dgamma and dbeta, 128-thread blocks."""
+
+
+def launch(gpu, dy, x, mean, rstd, gamma, dx, dgamma, dbeta, R, C):
+    gpu.launch("grad_x", grid=gpu.cdiv(R, 128), block=128, args=(dy, x, mean, rstd, gamma, dx, R, C))
+    gpu.launch("grad_params", grid=gpu.cdiv(C, 128), block=128, args=(dy, x, mean, rstd, dgamma, dbeta, R, C))

@@ -1,0 +1,7 @@
+"""One warp per (query head, sequence), 4 warps per block."""
+
+
+def launch(gpu, q, k_cache, v_cache, block_table, seq_lens, out, B, Hkv, G, num_blocks, max_blocks):
+    Hq = Hkv * G
+    gpu.launch("paged_attention", grid=gpu.cdiv(B * Hq, 4), block=128,
+               args=(q, k_cache, v_cache, block_table, seq_lens, out, Hkv, G, max_blocks, B, Hq))

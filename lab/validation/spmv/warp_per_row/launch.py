@@ -1,0 +1,5 @@
+"""One warp per row, 8 warps per block."""
+
+
+def launch(gpu, row_ptr, col_idx, vals, x, y, m, nnz, k):
+    gpu.launch("spmv", grid=gpu.cdiv(m, 8), block=256, args=(row_ptr, col_idx, vals, x, y, m))
