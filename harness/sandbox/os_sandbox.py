@@ -19,7 +19,6 @@ import ctypes.util
 import errno
 import os
 import resource
-import site
 import sys
 from pathlib import Path
 
@@ -93,16 +92,34 @@ def die_with_parent() -> None:
         _libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
 
 
+def close_inherited(keep: tuple[int, ...] = ()) -> None:
+    """Close every descriptor above 2 but `keep`: spawn hands a child the grader's resource-tracker
+    pipe (through which a plan once had a file outside its sandbox deleted)."""
+    from multiprocessing import resource_tracker
+
+    top = max(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 256)
+    top = min(top, 1 << 16)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, top)
+    resource_tracker._resource_tracker._fd = None
+
+
 def readable_roots(launch_path: str) -> list[str]:
-    """Where the plan may read: its workspace, the Python installation, the installed packages."""
-    roots = {str(Path(launch_path).resolve().parent), sys.prefix, sys.base_prefix, sys.exec_prefix}
-    with_site = [*site.getsitepackages(), site.getusersitepackages()] if hasattr(site, "getsitepackages") else []
-    roots.update(with_site)
+    """Where the plan may read: its workspace, Python's standard library, and the two packages a
+    plan runs on (numpy, kata's harness): not the installed packages at large nor the project tree
+    around harness/ (the katas' references and hidden cases, the solutions, the grader)."""
+    import sysconfig
+
     import harness
     import numpy
 
+    paths = sysconfig.get_paths()
+    roots = {str(Path(launch_path).resolve().parent), paths.get("stdlib", ""), paths.get("platstdlib", "")}
     for module in (harness, numpy):
-        roots.add(str(Path(module.__file__).resolve().parent.parent))
+        roots.add(str(Path(module.__file__).resolve().parent))
     return sorted(r for r in roots if r and os.path.isdir(r))
 
 
@@ -114,7 +131,8 @@ def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dic
         return enforced
     if scratch:
         os.chdir(scratch)
-    seccomp_lib = _libseccomp()  # loaded before Landlock hides the library folders' cache
+    seccomp_lib = _libseccomp()
+    enforced["capabilities"] = drop_capabilities()  # loaded before Landlock hides the library folders' cache
     _rlimits(cpu_s)
     enforced["rlimits"] = True
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -129,6 +147,25 @@ def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dic
     except OSError as exc:
         enforced["missing"].append(f"seccomp could not be applied: {exc}")
     return enforced
+
+
+_CAP_LAST = 63
+_CAPSET = {"x86_64": 126, "aarch64": 91}
+
+
+def drop_capabilities() -> bool:
+    """No capability left, for good (bounding set, then effective, permitted, inheritable): started
+    as root, the plan could otherwise chown the learner's files or make one immutable. Landlock
+    and seccomp need none of them. Returns whether the capability sets are empty now."""
+    if not sys.platform.startswith("linux"):
+        return False
+    for cap in range(_CAP_LAST + 1):
+        _libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the kernel's last one)
+    _libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}: all zero
+    nr = _CAPSET.get(os.uname().machine)
+    return nr is not None and _libc.syscall(nr, ctypes.byref(header), ctypes.byref(data)) == 0
 
 
 def _rlimits(cpu_s: int) -> None:
@@ -151,8 +188,8 @@ def _landlock(launch_path: str, scratch: str | None) -> int:
         raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
         rules = [(r, _FS_READ) for r in readable_roots(launch_path)]
-        if scratch:
-            rules.append((scratch, fs_all))
+        if scratch:  # its working directory: readable, and nothing may be written anywhere (quota 0)
+            rules.append((scratch, _FS_READ))
         for path, access in rules:
             _add_path(add_rule, fd, path, access)
         if _libc.syscall(restrict, fd, ctypes.c_uint32(0)) != 0:
@@ -172,7 +209,13 @@ def _add_path(add_rule: int, ruleset: int, path: str, access: int) -> None:
         os.close(dir_fd)
 
 
-_DENY = ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv",
+#: the learner's files keep their times, modes, owners and attributes (an interview once trusted mtimes)
+_METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime",
+             "utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+             "lremovexattr", "fremovexattr", "link", "linkat", "rename", "renameat", "renameat2",
+             "truncate")
+_FS_IOC_SETFLAGS, _FS_IOC_FSSETXATTR = 0x40086602, 0x401C5820
+_DENY = _METADATA + ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv",
          "process_vm_writev", "tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "setrlimit",
          "unshare", "setns", "mount", "bpf", "perf_event_open", "io_uring_setup", "kcmp", "personality")
 
@@ -202,6 +245,8 @@ def _seccomp(lib) -> bool:
         for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
             rule(eperm, name, (0, 1, me, 0))  # A0 != own pid: pid 0 and -1 (groups, everyone) included
         rule(eperm, "prlimit64", (2, 1, 0, 0))  # setting a limit (reading one passes NULL)
+        for request in (_FS_IOC_SETFLAGS, _FS_IOC_FSSETXATTR):  # chattr +i: undeletable, uneditable files
+            rule(eperm, "ioctl", (1, 4, request, 0))  # SCMP_CMP_EQ on the request
         rc = lib.seccomp_load(ctx)
         if rc < 0:
             raise OSError(-rc, f"seccomp_load: {os.strerror(-rc)}")
