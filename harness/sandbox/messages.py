@@ -15,6 +15,7 @@ import msgspec
 
 #: the longest message either side accepts (a launch with its arguments is a few hundred bytes)
 MAX_BYTES = 1 << 20
+TEXT_LIMIT = 4000  # characters of a problem's message the plan sends
 
 
 class MalformedMessage(Exception):
@@ -203,7 +204,9 @@ def receive_from_worker(conn):
 def trouble(problem) -> Union[Trouble, None]:
     if problem is None:
         return None
-    return Trouble(problem.kind, str(problem.message), problem.file, problem.line, problem.source)
+    # bounded: a 20 MB exception text must not make the plan's answer too large to send
+    source = None if problem.source is None else str(problem.source)[:TEXT_LIMIT]
+    return Trouble(problem.kind, str(problem.message)[:TEXT_LIMIT], problem.file, problem.line, source)
 
 
 def problem_of(trouble: Union[Trouble, None]):

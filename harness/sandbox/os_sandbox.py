@@ -124,20 +124,28 @@ def readable_roots(launch_path: str) -> list[str]:
 
 
 def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dict:
-    """Sandbox this process for good (there is no way back). Returns what was enforced."""
+    """Sandbox the plan's process for good (there is no way back). Returns what was enforced."""
+    if scratch and sys.platform.startswith("linux"):
+        os.chdir(scratch)
+    readable = readable_roots(launch_path) + ([scratch] if scratch else [])
+    return confine(readable, cpu_s)
+
+
+def confine(readable: list[str], cpu_s: int = 900) -> dict:
+    """Sandbox this process for good: read only under `readable` (its working directory must be
+    one of them), write nothing, no capability, no process, socket or signal outside, no change of
+    any file's metadata, capped CPU, memory and file size. Returns what was enforced."""
     enforced = {"landlock": 0, "seccomp": False, "rlimits": False, "missing": []}
     if not sys.platform.startswith("linux"):
         enforced["missing"].append(f"no OS sandbox on {sys.platform}")
         return enforced
-    if scratch:
-        os.chdir(scratch)
-    seccomp_lib = _libseccomp()
-    enforced["capabilities"] = drop_capabilities()  # loaded before Landlock hides the library folders' cache
+    seccomp_lib = _libseccomp()  # loaded before Landlock hides the library folders' cache
+    enforced["capabilities"] = drop_capabilities()
     _rlimits(cpu_s)
     enforced["rlimits"] = True
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     try:
-        enforced["landlock"] = _landlock(launch_path, scratch)
+        enforced["landlock"] = _landlock(readable)
     except OSError as exc:
         enforced["missing"].append(f"Landlock could not be applied: {exc}")
     if not enforced["landlock"] and not enforced["missing"]:
@@ -175,7 +183,7 @@ def _rlimits(cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _landlock(launch_path: str, scratch: str | None) -> int:
+def _landlock(readable: list[str]) -> int:
     abi = landlock_abi()
     if abi < 1:
         return 0
@@ -187,11 +195,9 @@ def _landlock(launch_path: str, scratch: str | None) -> int:
     if fd < 0:
         raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
-        rules = [(r, _FS_READ) for r in readable_roots(launch_path)]
-        if scratch:  # its working directory: readable, and nothing may be written anywhere (quota 0)
-            rules.append((scratch, _FS_READ))
-        for path, access in rules:
-            _add_path(add_rule, fd, path, access)
+        # Reads only; nothing may be written anywhere, so there is no scratch quota to enforce (0).
+        for path in dict.fromkeys(readable):
+            _add_path(add_rule, fd, path, _FS_READ)
         if _libc.syscall(restrict, fd, ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
     finally:
