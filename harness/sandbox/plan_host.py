@@ -322,7 +322,11 @@ class Replay:
         if problem is not None:
             raise PlanProblem(problem)
         plan.launches.extend(launches)
-        self._records = {key: record}  # one case at a time: an older case's buffers are freed
+        # The two buffer sets the timing rotates between (measured.py); an older case's go, and its
+        # buffers with them (a record holds its buffers, so no handle is reused while it is kept)
+        if len(self._records) >= 2:
+            self._records.pop(next(iter(self._records)))
+        self._records[key] = record
         self.reruns += 1
 
     @staticmethod
