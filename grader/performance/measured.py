@@ -27,6 +27,7 @@ import numpy as np
 from grader.performance import prefetching, score as _score
 from grader.performance.bench_inputs import bench_data
 from grader.performance.prefetching import BENCH_SEED_OFFSET, ROTATION_SEED
+from grader.performance.rotation import FLOOR_FRACTION, Rotation as _Rotation
 from grader.grading.cases import reference_params
 from grader.performance.occupancy import OccupancyResult, occupancy_table
 from harness.measure import timing
@@ -197,28 +198,6 @@ def _time_baseline(kata, case_bufs: _Case, policy, flush, clock, backend, phases
     timed.sort(key=lambda tl: tl[0].stats.median)
     libraries = tuple((label, r.stats.median) for r, label in timed)
     return (timed[0][0] if timed else None), None, libraries, tuple(notes)
-
-
-#: a timing below this share of the roofline time is impossible (the ceilings are measured on this
-#: GPU by the same method; the margin covers their noise)
-FLOOR_FRACTION = 0.85
-
-
-class _Rotation:
-    """run/prepare for timing.measure: each sample on the next buffer set, prepared outside the timing."""
-
-    def __init__(self, launch_fn, plan, sets):
-        self.launch_fn, self.plan, self.sets = launch_fn, plan, sets
-        self.at = 0
-        self.runs = [0] * len(sets)
-
-    def prepare(self) -> None:
-        self.at = (self.at + 1) % len(self.sets)
-        self.sets[self.at].prepare()
-
-    def run(self) -> None:
-        self.runs[self.at] += 1
-        self.launch_fn(self.plan, **self.sets[self.at].args)
 
 
 def _add(phases: dict, name: str, seconds: float) -> None:

@@ -118,18 +118,4 @@ def readable(include_dirs: list[str], folder: str) -> list[str]:
     return [r for r in roots if r and os.path.isdir(r)]
 
 
-def child_main() -> None:
-    request, include_dirs, folder = msgspec.msgpack.decode(sys.stdin.buffer.read())
-    request = msgspec.convert(request, Request)
-    from harness.frontends import nvrtc
-    from harness.sandbox import os_sandbox
-
-    nvrtc.nvrtc_version()  # libnvrtc loaded before the sandbox
-    os_sandbox.confine(readable(include_dirs, folder), cpu_s=int(TIMEOUT_S) + 5)
-    ok, log, out = nvrtc._run_nvrtc(request.source, request.filename, request.options, request.want)
-    ptx, cubin = (out if request.want == "both" else (out, None) if request.want == "ptx" else (None, out)) \
-        if ok else (None, None)
-    sys.stdout.buffer.write(msgspec.msgpack.encode(Reply(ok, log, ptx or None, cubin)))
-
-
-_CHILD = "from harness.frontends.compile_jail import child_main; child_main()"
+_CHILD = "from harness.frontends.nvrtc_child import main; main()"
