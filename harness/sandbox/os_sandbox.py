@@ -131,10 +131,13 @@ def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dic
     return confine(readable, cpu_s)
 
 
-def confine(readable: list[str], cpu_s: int = 900) -> dict:
+def confine(readable: list[str], cpu_s: int = 900, writable: tuple[str, ...] = (),
+            executable: tuple[str, ...] = ()) -> dict:
     """Sandbox this process for good: read only under `readable` (its working directory must be
-    one of them), write nothing, no capability, no process, socket or signal outside, no change of
-    any file's metadata, capped CPU, memory and file size. Returns what was enforced."""
+    one of them), write nothing (but under `writable`), no capability, no process, socket or signal
+    outside, no change of any file's metadata, capped CPU, memory and file size. `executable`
+    (files): the only programs it may run, and then new processes are allowed (seccomp lets
+    execve and fork through; Landlock's EXECUTE right names the files). Returns what was enforced."""
     enforced = {"landlock": 0, "seccomp": False, "rlimits": False, "missing": []}
     if not sys.platform.startswith("linux"):
         enforced["missing"].append(f"no OS sandbox on {sys.platform}")
@@ -145,13 +148,13 @@ def confine(readable: list[str], cpu_s: int = 900) -> dict:
     enforced["rlimits"] = True
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     try:
-        enforced["landlock"] = _landlock(readable)
+        enforced["landlock"] = _landlock(readable, writable, executable)
     except OSError as exc:
         enforced["missing"].append(f"Landlock could not be applied: {exc}")
     if not enforced["landlock"] and not enforced["missing"]:
         enforced["missing"].append("the kernel offers no Landlock")
     try:
-        enforced["seccomp"] = _seccomp(seccomp_lib)
+        enforced["seccomp"] = _seccomp(seccomp_lib, processes=bool(executable))
     except OSError as exc:
         enforced["missing"].append(f"seccomp could not be applied: {exc}")
     return enforced
@@ -183,7 +186,7 @@ def _rlimits(cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _landlock(readable: list[str]) -> int:
+def _landlock(readable: list[str], writable=(), executable=()) -> int:
     abi = landlock_abi()
     if abi < 1:
         return 0
@@ -198,6 +201,10 @@ def _landlock(readable: list[str]) -> int:
         # Reads only; nothing may be written anywhere, so there is no scratch quota to enforce (0).
         for path in dict.fromkeys(readable):
             _add_path(add_rule, fd, path, _FS_READ)
+        for path in writable:
+            _add_path(add_rule, fd, path, fs_all)
+        for path in executable:  # a file: EXECUTE and READ_FILE are the rights a file rule may hold
+            _add_path(add_rule, fd, path, 1 | (1 << 2))
         if _libc.syscall(restrict, fd, ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
     finally:
@@ -218,15 +225,16 @@ def _add_path(add_rule: int, ruleset: int, path: str, access: int) -> None:
 #: the learner's files keep their times, modes, owners and attributes (an interview once trusted mtimes)
 _METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime",
              "utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
-             "lremovexattr", "fremovexattr", "link", "linkat", "rename", "renameat", "renameat2",
-             "truncate")
+             "lremovexattr", "fremovexattr")
 _FS_IOC_SETFLAGS, _FS_IOC_FSSETXATTR = 0x40086602, 0x401C5820
+#: let through for a process that runs programs (a Triton compile runs ptxas): Landlock then names them
+_PROCESS_CALLS = ("execve", "execveat", "fork", "vfork")
 _DENY = _METADATA + ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv",
          "process_vm_writev", "tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "setrlimit",
          "unshare", "setns", "mount", "bpf", "perf_event_open", "io_uring_setup", "kcmp", "personality")
 
 
-def _seccomp(lib) -> bool:
+def _seccomp(lib, processes: bool = False) -> bool:
     if lib is None:
         raise OSError(errno.ENOENT, "libseccomp is not installed")
     ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW: a deny list; Python needs many calls
@@ -245,9 +253,11 @@ def _seccomp(lib) -> bool:
                 raise OSError(-rc, f"seccomp_rule_add({name}): {os.strerror(-rc)}")
 
         for name in _DENY:
-            rule(eperm, name)
-        rule(eperm, "clone", (0, 7, 0x10000, 0))  # A0 & CLONE_THREAD == 0: a new process, not a thread
-        rule(enosys, "clone3")  # its flags sit behind a pointer; glibc falls back to clone
+            if not (processes and name in _PROCESS_CALLS):
+                rule(eperm, name)
+        if not processes:
+            rule(eperm, "clone", (0, 7, 0x10000, 0))  # A0 & CLONE_THREAD == 0: a new process, not a thread
+            rule(enosys, "clone3")  # its flags sit behind a pointer; glibc falls back to clone
         for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
             rule(eperm, name, (0, 1, me, 0))  # A0 != own pid: pid 0 and -1 (groups, everyone) included
         rule(eperm, "prlimit64", (2, 1, 0, 0))  # setting a limit (reading one passes NULL)

@@ -212,7 +212,8 @@ class PlanHost:
                              else messages.Num("<f8" if isinstance(value, float) else "<i8", int(value)
                                                if not isinstance(value, float) else value))
                 out.append(given)
-            return messages.Ok([entry, list(block), int(shared), [messages.msgspec.to_builtins(o) for o in out]])
+            block = list(block) if isinstance(block, (tuple, list)) else [int(block)]
+            return messages.Ok([entry, block, int(shared or 0), [messages.msgspec.to_builtins(o) for o in out]])
         raise _Refused(f"unknown request {type(message).__name__}")
 
     def _died(self, doing: str) -> Problem:
