@@ -72,10 +72,16 @@ class FakeBackend(Backend):
         return a.nbytes == b.nbytes and np.array_equal(self._array(a).view(np.uint8), self._array(b).view(np.uint8))
 
     def launch(self, name, grid, block, shared, args):
+        if name == "copy":  # copy(src, dst, n): what a plan needs to get data into a buffer it owns
+            self._array(args[1])[: int(args[2])] = self._array(args[0])[: int(args[2])]
+        if name == "store":  # store(out, value): one thread writes a number the host computed
+            self._array(args[0])[0] = args[1]
         if name != "reduce":
             return
         x, out, n = self._array(args[0]), self._array(args[1]), int(args[2])
         modes = self.modes
+        if "evil" in modes:  # a compromised worker: a pickle that runs code wherever it is unpickled
+            _send_evil_reply()
         if "hang" in modes:
             time.sleep(3600)
         if "crash" in modes:
@@ -93,6 +99,19 @@ class FakeBackend(Backend):
         if "race" in modes and self.sanitize:
             self.findings.append(Finding("race-raw", "thread (0,0,0) reads s[1] that thread (1,0,0) wrote",
                                          "kernel.cu", 4, space="shared"))
+
+
+class _Evil:
+    def __reduce__(self):
+        return (exec, (f"open({os.environ['KATA_TEST_EVIL_MARK']!r}, 'w').write('pwned')",))
+
+
+def _send_evil_reply():
+    import pickle
+
+    from harness.sandbox import worker
+
+    worker.GRADER_CONN.send_bytes(pickle.dumps(_Evil()))
 
 
 # How a Program names this backend (the worker imports it by module name).

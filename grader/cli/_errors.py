@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from grader.errors import INTERNAL, KataError
+from grader.grading.safe_text import clean
 
 
 def console(err: bool = False) -> Console:
@@ -24,9 +25,9 @@ def handled(fn):
             return fn(*args, **kwargs)
         except KataError as exc:
             err = console(err=True)
-            err.print(f"kata: {exc.message}", style="red", markup=False)
+            err.print(clean(f"kata: {exc.message}"), style="red", markup=False)
             if exc.hint:
-                err.print(f"  {exc.hint}", markup=False)
+                err.print(clean(f"  {exc.hint}"), markup=False)
             sys.exit(exc.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise

@@ -319,7 +319,7 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     if sub.kernel.suffix == ".py":
         return python_compile_stage(source, sub.kernel)
     try:
-        compiled = frontends.compile(source, name, cubin=True)
+        compiled = frontends.compile(source, name, cubin=True, include_dir=sub.folder)
     except CompilerUnavailable as exc:  # its hint: what to install, or `kata setup` for clang's CUDA folder
         raise EnvironmentProblem(str(exc), hint=exc.hint) from None
     stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",

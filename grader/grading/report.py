@@ -17,6 +17,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from grader.grading.safe_text import SafeConsole
 from grader.grading.stages import GradeReport
 
 _VERDICT_STYLE = {"pass": ("PASS", "bold green"), "fail": ("FAIL", "bold red"), "error": ("ERROR", "bold yellow")}
@@ -24,7 +25,7 @@ MAX_FINDINGS = 8
 
 
 def render(report: GradeReport, console: Console | None = None, extra: str | None = None) -> None:
-    console = console or Console(highlight=False, soft_wrap=True)
+    console = SafeConsole(console or Console(highlight=False, soft_wrap=True))  # the learner's text, cleaned
     label, style = _VERDICT_STYLE.get(report.verdict, ("?", "bold"))
     head = Text()
     head.append(f" {label} ", style=f"{style} reverse")

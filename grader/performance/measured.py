@@ -26,7 +26,8 @@ import numpy as np
 
 from grader.performance import prefetching, score as _score
 from grader.performance.bench_inputs import bench_data
-from grader.performance.prefetching import BENCH_SEED_OFFSET
+from grader.performance.prefetching import BENCH_SEED_OFFSET, ROTATION_SEED
+from grader.performance.rotation import FLOOR_FRACTION, Rotation as _Rotation
 from grader.grading.cases import reference_params
 from grader.performance.occupancy import OccupancyResult, occupancy_table
 from harness.measure import timing
@@ -231,7 +232,7 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
         calibration = pre.calibration
     if calibration is None:
         calibration, _ = _cal.load_or_calibrate(backend)
-    _, health = _cal.health_check(backend, calibration)
+    calibration, health = _cal.trusted(backend, calibration)  # the quick probe, both ways
     if compiled.ptx is not None or compiled.cubin is not None:  # a Python kernel compiles per launch
         backend.load(compiled.ptx, compiled.cubin, compiled.filename)
     if make_plan is None:
@@ -271,14 +272,29 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
             return PerformanceResult(False, **base, cases=tuple(results), summary=None, occupancy=(),
                                      flags=tuple(flags), wall_s=time.perf_counter() - t0, data_s=phases.get("data", 0.0),
                                      error=f"wrong at bench size {case}: " + "; ".join(wrong[:3]), phases=phases)
+        # Timed samples rotate between this case's buffers and a second set with other inputs (other
+        # addresses, other bytes): a kernel that remembers its last answer is timed on a launch
+        # whose answer it has not seen, and both sets' outputs are checked afterwards.
         t = time.perf_counter()
-        kt = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush, clock=clock)
+        fresh = pre.data.get(("rotation", i)) if use_pre else None
+        if fresh is None:
+            fresh = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i + ROTATION_SEED)
+            _add(phases, "data", fresh.seconds)
+        other = _Case(kata, backend, case, 0, fresh.inputs)
+        rotation = _Rotation(launch_fn, plan, (bufs, other))
+        _add(phases, "upload", time.perf_counter() - t)
+        t = time.perf_counter()
+        kt = timing.measure(rotation.run, backend.stream, policy=policy, before=rotation.prepare, flush=flush,
+                            clock=clock)
         t_recheck = time.perf_counter()
         _add(phases, "kernel_timing", t_recheck - t)
         # Unchanged bytes need no second look; changed ones (float atomics reorder sums) are checked.
         recheck = () if bufs.unchanged() else tuple(_check(kata, bufs.inputs, bufs.outputs(), case, expected,
                                                            scales))
+        if rotation.runs[1] and not recheck:
+            recheck = tuple(_check(kata, other.inputs, other.outputs(), case, fresh.expected, fresh.scales))
         bufs.drop_kept()
+        other = fresh = rotation = None
         _add(phases, "recheck", time.perf_counter() - t_recheck)
         bt, why, libraries, notes = (_time_baseline(kata, bufs, policy, flush, clock, backend, phases)
                                      if with_baseline else (None, None, (), ()))
@@ -286,6 +302,15 @@ def performance_stage(kata, compiled, launch_fn, *, launch_file=None, backend=No
             flags.append(why)
         flags.extend(f"{case}: {n}" for n in notes)
         cost = kata.reference.cost(**reference_params(kata, case, bufs.inputs))
+        floor = _score.roofline_time(cost, ceilings)[0] * FLOOR_FRACTION
+        if kt.stats.median < floor:  # faster than the GPU can move the bytes or do the FLOPs
+            return PerformanceResult(False, **base, cases=tuple(results), summary=None, occupancy=(),
+                                     flags=tuple(flags), wall_s=time.perf_counter() - t0,
+                                     data_s=phases.get("data", 0.0), phases=phases,
+                                     error=f"impossible time at {case}: {kt.stats.median * 1e6:.2f} us is below "
+                                     f"what this GPU needs to move the case's bytes and do its FLOPs "
+                                     f"({floor / FLOOR_FRACTION * 1e6:.2f} us at the calibrated ceilings): the "
+                                     "timed launches did not do the work (a kernel that remembers an answer?)")
         sc = _score.score_case(case, kata.bench.metric, kt.stats.median, cost, ceilings,
                                baseline_s=bt.stats.median if bt else None)
         flags.extend(f"{case}: {f}" for f in (*kt.flags, *sc.flags))

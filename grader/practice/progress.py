@@ -123,7 +123,7 @@ def on_grade(kata_id: str, workspace: Path, report) -> str | None:
             if session is not None and phase != "diagnostic":
                 from grader.practice import deadline
 
-                deadline.snapshot(session, kata_id, deadline.read_sources(workspace, SOURCE_SUFFIXES))
+                deadline.snapshot(store, session, kata_id, deadline.read_sources(workspace, SOURCE_SUFFIXES))
             if session is not None:
                 left = session.deadline - time.time()
                 line += (f" · {format_duration(left)} left in interview {session_id}" if left > 0

@@ -75,9 +75,13 @@ def start(katas: list[str], minutes: float, folder: Path | None = None,
     now = time.time()
     session = Session(session_id, now, now + minutes * 60, str(folder), secret_seed, "open",
                       None, None)
+    from grader.practice import deadline
+
     with Store() as store:
         store.add_session(session, workspaces)
         store.add_event("interview-start", session_id=session_id, detail=",".join(katas))
+        for kata, workspace in workspaces:  # the stubs: what is graded if nothing else is seen in time
+            deadline.snapshot(store, session, kata, _read_sources(Path(workspace)))
     (folder / MARKER).write_text(json.dumps({"session": session_id}))
     return session
 
@@ -129,9 +133,9 @@ def grade_public(session: Session, kata: str, backend: str = "auto") -> PublicGr
         report = _grade(kata, Path(workspace), backend=backend, hidden=False)
         _, number = record_attempt(store, kata, Path(workspace), report, session_id=session.id,
                                    phase="public")
-    from grader.practice import deadline
+        from grader.practice import deadline
 
-    deadline.snapshot(session, kata, _read_sources(Path(workspace)))
+        deadline.snapshot(store, session, kata, _read_sources(Path(workspace)))
     return PublicGrade(kata, report, number, _hidden_case_count(kata), _drawn_case_count(),
                        session.deadline - time.time())
 
@@ -149,28 +153,25 @@ def _make_read_only(workspace: Path) -> None:
             p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _last_save(workspace: Path) -> float | None:
-    times = [p.stat().st_mtime for p in workspace.iterdir()
-             if p.is_file() and p.suffix in SOURCE_SUFFIXES] if workspace.is_dir() else []
-    return max(times, default=None)
-
-
 def freeze(store: Store, session: Session) -> None:
-    """Copy every workspace's sources into the store, then make the files read-only.
+    """Fix every kata's submission in the store, then make the files read-only.
 
-    Nothing watches the clock between commands, so a file saved after the deadline is frozen as
-    saved; the report says so (a "late-save" event) rather than pretending otherwise."""
+    The submission is the last snapshot kata took before the deadline (grader/practice/deadline.py;
+    a submit in time takes one now). Files' mtimes decide nothing; where the workspace differs from
+    that snapshot, the report says later edits exist and were not graded ("late-save")."""
     from grader.practice import deadline
 
     katas = store.session_katas(session.id)
     frozen = {}
+    now = time.time()
     for k in katas:
-        saved = _last_save(Path(k.workspace))
-        frozen[k.kata], snapped = deadline.at_deadline(session, k.kata, _read_sources(Path(k.workspace)), saved)
-        if snapped is not None:  # later edits exist: the workspace as at the last in-time grade
+        current = _read_sources(Path(k.workspace))
+        deadline.snapshot(store, session, k.kata, current, now)  # nothing after the deadline
+        frozen[k.kata], snapped = deadline.at_deadline(store, session, k.kata, current)
+        if snapped is not None and frozen[k.kata] != current:
             store.add_event("graded-snapshot", k.kata, session.id, detail=f"{session.deadline - snapped:.3f}")
-        if saved is not None and saved > session.deadline:
-            store.add_event("late-save", k.kata, session.id, detail=f"{saved - session.deadline:.1f}")
+            # when the later edit was saved is not known (mtimes are not evidence): at most this late
+            store.add_event("late-save", k.kata, session.id, detail=f"{max(now - session.deadline, 0.1):.1f}")
     store.freeze_session(session.id, frozen)
     for k in katas:
         _make_read_only(Path(k.workspace))

@@ -16,7 +16,6 @@ import numpy as np
 
 from harness.backends.base import Backend, Buffer, KernelParam
 from harness.backends.plan import LaunchError
-from harness.frontends.python_source import language_of, load_module
 
 TRITON_OPTIONS = ("num_warps", "num_stages", "constexprs")
 #: per worker: kernel.py path → (mtime, module, {name: fn}); (path, key) → CompiledKernel
@@ -35,15 +34,24 @@ def _frontend(language: str):
 
 
 def loaded(path: Path):
-    """(language, {kernel name: function}) of kernel.py, imported once per worker and file version."""
+    """(language, {kernel name: its parameters}) of kernel.py, imported once per worker and file
+    version in a sandboxed process of its own (harness/sandbox/kernel_proc.py), never here: the
+    worker holds the kata's data and runs no learner code."""
+    from harness.sandbox.kernel_proc import KernelProcess
+
     path = Path(path).resolve()
     mtime = os.stat(path).st_mtime_ns
     hit = _MODULES.get(path)
     if hit is None or hit[0] != mtime:
-        language = language_of(path)
-        module = load_module(path)
-        hit = _MODULES[path] = (mtime, language, _frontend(language).kernels(module))
-    return hit[1], hit[2]
+        if hit is not None:
+            hit[1].close()
+        process = KernelProcess(path)
+        hit = _MODULES[path] = (mtime, process)
+    return hit[1].language, hit[1].kernels
+
+
+def _process(path: Path):
+    return _MODULES[Path(path).resolve()][1]
 
 
 class DialectBackend(Backend):
@@ -87,7 +95,7 @@ class DialectBackend(Backend):
         if num_warps & (num_warps - 1) or num_warps > 32:
             raise LaunchError(f"num_warps={num_warps}: Triton needs a power of two up to 32")
         constexprs = dict(options.get("constexprs") or {})
-        declared = self._fe.constexpr_names(fn)
+        declared = [p.name for p in fn.params if p.is_constexpr]
         for key in constexprs:
             if key not in fn.arg_names:
                 raise LaunchError(f"constexprs names {key!r}, which is not a parameter of {name}")
@@ -114,8 +122,10 @@ class DialectBackend(Backend):
                 divisible.append(fn.arg_names.index(pname))
         key = (name, tuple(sorted(types.items())), tuple(sorted((k, repr(v)) for k, v in constexprs.items())),
                tuple(divisible), int(num_warps), int(num_stages))
-        compiled = self._compile(key, lambda: self._fe.compile_kernel(
-            fn, self.path, types, constexprs, tuple(divisible), num_warps, num_stages))
+        from harness.sandbox.kernel_proc import CompileTriton
+
+        compiled = self._compile(key, lambda: _process(self.path).compile(CompileTriton(
+            name, types, constexprs, list(divisible), int(num_warps), int(num_stages))))
         threads = compiled.threads or 32 * int(num_warps)
         if block is not None:
             dims = tuple(block) if isinstance(block, (tuple, list)) else (block,)
@@ -137,14 +147,16 @@ class DialectBackend(Backend):
                               "block, args and shared")
         if block is None:
             raise LaunchError("a numba kernel needs block= (threads per block)")
-        params = self._fe.param_names(fn)
+        params = fn.arg_names
         if len(args) != len(params):
             raise LaunchError(f"{name} takes {len(params)} arguments ({', '.join(params)}), launch.py passed {len(args)}")
         described = [_describe(v, f"argument {p!r} of {name}") for p, v in zip(params, args)]
         on_gpu = self.inner.name == "gpu"
         key = (name, tuple(described), on_gpu)
-        compiled = self._compile(key, lambda: self._fe.compile_kernel(
-            fn, self.path, [self._fe.numba_type(k, d) for k, d in described], cubin=on_gpu))
+        from harness.sandbox.kernel_proc import CompileNumba
+
+        compiled = self._compile(key, lambda: _process(self.path).compile(CompileNumba(
+            name, [(k, d) for k, d in described], on_gpu)))
         flat = []
         for (kind, dtype), value in zip(described, args):
             if kind == "pointer":

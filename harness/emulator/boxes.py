@@ -38,7 +38,7 @@ BOX_OPS = frozenset((
     "mov", "cvt", "cvta", "isspacep", "shf", "popc", "clz", "brev", "bfind", "bfe", "bfi", "prmt",
     "lop3", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp",
     "ld", "ldu", "st"))
-_CLOCKS = ("%clock", "%clock64", "%globaltimer")  # each read moves time: not elementwise
+_CLOCKS = ("%clock", "%clock64", "%globaltimer", "%smid")  # each read moves time, or depends on the block
 BOX_MIN = 1024  # lanes below which a gather is as quick as looking for a box shape
 # Launches with fewer lanes never use box runs: binding the second set of closures (~15 us an
 # instruction) costs more than boxes save when each instruction runs over a few thousand lanes.

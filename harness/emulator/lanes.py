@@ -10,6 +10,8 @@ block of the grid takes over its slot, like a GPU's block scheduler.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from harness.hardware import H200, SHARED_RESERVED_PER_BLOCK
@@ -21,6 +23,9 @@ from .ptx import TYPE_BITS
 
 H200_SMS, MAX_THREADS_SM, MAX_BLOCKS_SM, SHARED_SM = H200.sm_count, H200.max_threads_per_sm, H200.max_blocks_per_sm, \
     H200.shared_per_sm
+#: each SM's %clock64 when the launch began: SMs power up at different times, so their counters differ
+_SM_CLOCK_START = (np.arange(H200_SMS, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) >> np.uint64(24)) \
+    + np.uint64(1 << 36)
 LANE_BYTES_BUDGET = 384 << 20  # registers + local memory of the resident lanes
 RESERVED_SMEM = SHARED_RESERVED_PER_BLOCK  # the system's shared memory per block on sm_90, two areas of 512 bytes
 
@@ -145,6 +150,7 @@ class LaunchState:
         self.ws_waiting: dict[int, np.ndarray] = {}
         self.found: dict[tuple, Finding] = {}
         self.stopped, self.issued, self.next_block, self.clock = False, 0, 0, 0
+        self.timer_start = time.time_ns()  # %globaltimer's value when the launch began
         self.resident = 0  # slots holding a block
         if observer is not None:
             observer.on_kernel_start(kernel.name, self.grid, self.block, self.shared_size)
@@ -313,13 +319,28 @@ class LaunchState:
             m["gt"] = ~m["le"] & np.uint64(0xFFFFFFFF)
             return m[base[10:]].astype(dt).__getitem__
         if base in ("%clock", "%clock64", "%globaltimer"):
+            # As a GPU's: %clock counts its SM's cycles (each SM's counter started at its own time),
+            # %globaltimer nanoseconds since the epoch; both move with the work issued and on every
+            # read. A kernel that tells the emulator by a small or shared clock sees neither.
+            if base == "%globaltimer":
+                start = self.timer_start
+
+                def tick(sel):
+                    self.clock += 1
+                    return scalar(start + (self.issued * 4 + self.clock) * 4 // 7, t)  # 1.75 GHz
+                return tick
+            mask = (1 << 32) - 1 if base == "%clock" else (1 << 64) - 1
+
             def tick(sel):
                 self.clock += 1  # monotonic: every read moves time forward
-                return scalar(self.issued * 4 + self.clock, t)
+                sm = self.lane_block[sel] % H200_SMS
+                return ((_SM_CLOCK_START[sm] + np.uint64(self.issued * 4 + self.clock)) & np.uint64(mask)).astype(dt)
             return tick
+        if base == "%smid":  # blocks go to SMs round-robin, as a GPU's block scheduler starts them
+            return lambda sel: (self.lane_block[sel] % H200_SMS).astype(dt)
         if base in ("%dynamic_smem_size", "%total_smem_size"):
             return const(scalar(self.dynamic_smem if base[1] == "d" else self.shared_size, t))
-        if base in ("%smid", "%nsmid", "%gridid", "%nwarpid"):
+        if base in ("%nsmid", "%gridid", "%nwarpid"):
             val = {"%nsmid": H200_SMS, "%nwarpid": 64}.get(base, 0)
             return const(scalar(val, t))
         if base.startswith("%reserved_smem_offset") or base == "%aggr_smem_size":

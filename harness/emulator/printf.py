@@ -18,6 +18,8 @@ from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 
 KEEP = 2000  # lines kept per launch; the rest are counted
 MAX_STRING = 4096  # bytes of one format or %s string
+#: a field's width or precision (`%*d` with 1 << 30 once built a gigabyte string) and a line's length
+MAX_FIELD, MAX_LINE = 512, 4096
 _SPEC = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\*|\d+))?(hh|h|ll|l|j|z|t|L)?([diouxXeEfFgGaAcsp%n])")
 
 
@@ -65,6 +67,12 @@ def format_line(eng, lane: int, fmt_addr: int, args_addr: int) -> str:
             width = str(take(4, "i"))
         if prec == "*":
             prec = str(take(4, "i"))
+        if width is not None:
+            if width.startswith("-"):  # a negative * width is the - flag
+                flags, width = flags + "-", width[1:]
+            width = str(min(int(width), MAX_FIELD))
+        if prec is not None:
+            prec = str(min(int(prec), MAX_FIELD)) if not prec.startswith("-") else None
         wide = length in ("l", "ll", "j", "z", "t")
         spec = "%" + flags + (width or "") + (f".{prec}" if prec is not None else "")
         if conv in "di":
@@ -83,7 +91,8 @@ def format_line(eng, lane: int, fmt_addr: int, args_addr: int) -> str:
         if conv == "p":
             return "0x%x" % take(8, "u")
         return ""  # %n writes nothing on a GPU either
-    return _SPEC.sub(one, fmt)
+    line = _SPEC.sub(one, fmt)
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE] + f"… ({len(line) - MAX_LINE} more characters)"
 
 
 def vprintf(eng, inst, rets, args):

@@ -184,12 +184,20 @@ def _assemble(ptx: str, tmp: Path) -> tuple[bool, str, bytes | None]:
 
 
 def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
-            options: tuple[str, ...] = (), use_cache: bool = True) -> CompileResult:
+            options: tuple[str, ...] = (), use_cache: bool = True, include_dir=None,
+            timeout_s: float | None = None) -> CompileResult:
     """Like nvrtc.compile: PTX for sm_90 always; with cubin=True a cubin and ptxas's resources too,
-    where ptxas exists (otherwise a note says what is missing)."""
+    where ptxas exists (otherwise a note says what is missing). The workspace's header files are
+    copied beside the source (compile_jail.workspace_files) and key the cache; clang runs under a
+    time limit (not under Landlock: docs/threat-model.md)."""
+    from harness.frontends import compile_jail
+
     root = cuda_folder.require()
+    files = compile_jail.workspace_files(include_dir)
     key = hashlib.sha256(json.dumps(["clang", clang_version(), cuda_folder.tag(), clang_extras.header(), source, filename,
-                                     list(options), cubin, _ptxas() is not None]).encode()).hexdigest()[:32]
+                                     list(options), cubin, _ptxas() is not None,
+                                     sorted((k, hashlib.sha256(v).hexdigest()) for k, v in files.items())]
+                                    ).encode()).hexdigest()[:32]
     cache = _cache_dir() / key
     if use_cache and (cache / "meta.json").exists():
         try:
@@ -201,13 +209,17 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         src, out = tmp / Path(filename).name, tmp / "kernel.ptx"
+        for rel, data in files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(data)
         src.write_text(source)
+        limit = compile_jail.TIMEOUT_S if timeout_s is None else timeout_s
         pch = _pch(root) if not options else None  # a -D of the caller's would not match the PCH's
         extra = ["-Xclang", "-include-pch", "-Xclang", str(pch)] if pch else []
-        run = subprocess.run(command(root, src, out, [*extra, *options]), capture_output=True, text=True)
+        run = _run_limited(command(root, src, out, [*extra, *options]), limit)
         if pch and run.returncode != 0 and ".pch" in run.stderr:  # a stale PCH: rebuild it next time
             pch.unlink(missing_ok=True)
-            run = subprocess.run(command(root, src, out, options), capture_output=True, text=True)
+            run = _run_limited(command(root, src, out, options), limit)
         log = (run.stdout + run.stderr).replace(str(tmp) + "/", "").strip()
         ok = run.returncode == 0 and out.exists()
         ptx = out.read_text() if ok else None
@@ -230,6 +242,13 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         except OSError:
             pass  # a read-only cache only costs time
     return _result(meta, filename, ptx if ok else None, bin_)
+
+
+def _run_limited(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 1, "", f"the compile was stopped after {timeout_s:.0f} s")
 
 
 def _result(meta: dict, filename: str, ptx: str | None, bin_: bytes | None) -> CompileResult:

@@ -122,6 +122,10 @@ def include_dirs() -> list[str]:
     return list(dict.fromkeys(have + cccl))
 
 
+def _digest(ptx: str | None, cubin: bytes | None) -> str:
+    return hashlib.sha256((ptx or "").encode()).hexdigest() + hashlib.sha256(cubin or b"").hexdigest()
+
+
 def _cache_dir() -> Path:
     home = os.environ.get("KATA_HOME")
     if home:
@@ -214,31 +218,52 @@ def _run_nvrtc(source: str, filename: str, options: list[str], want: str) -> tup
 
 
 def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
-            options: tuple[str, ...] = (), use_cache: bool = True) -> CompileResult:
+            options: tuple[str, ...] = (), use_cache: bool = True, include_dir: str | Path | None = None,
+            timeout_s: float | None = None) -> CompileResult:
     """Compile CUDA C. Always produces PTX (compute_90); with cubin=True also an sm_90 cubin and
-    ptxas's per-kernel resource usage."""
+    ptxas's per-kernel resource usage. include_dir: the workspace, whose regular header files are
+    the only ones besides the CUDA headers an #include can reach (harness/frontends/compile_jail.py);
+    the compile runs in a sandboxed child process stopped after timeout_s."""
+    from harness.frontends import compile_jail
+
     version = nvrtc_version()
     incs = include_dirs()
     # Headers only when the learner asks for them: including cuda_fp16.h costs seconds.
-    base = list(BASE_OPTIONS) + [f"-I{d}" for d in incs] + list(options)
-    key = hashlib.sha256(json.dumps([source, filename, base, cubin, version]).encode()).hexdigest()[:32]
+    base = list(BASE_OPTIONS) + [f"-I{d}" for d in [*incs, compile_jail.KATA_INCLUDE]] + list(options)
+    files = compile_jail.workspace_files(include_dir)
+    # Every input of the compile keys the cache: the text, every file an #include could reach (by
+    # content), the options, the front end and its version.
+    inputs = [source, filename, base, cubin, version, "nvrtc",
+              sorted((k, hashlib.sha256(v).hexdigest()) for k, v in files.items())]
+    key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:32]
     cache = _cache_dir() / key
     if use_cache and (cache / "meta.json").exists():
         try:
             meta = json.loads((cache / "meta.json").read_text())
-            return CompileResult(
-                ok=meta["ok"], filename=filename, log=meta["log"],
-                diagnostics=parse_log(meta["log"], filename, source),
-                ptx=(cache / "kernel.ptx").read_text() if meta["ok"] else None,
-                cubin=(cache / "kernel.cubin").read_bytes() if meta["ok"] and cubin else None,
-                resources=parse_ptxas(meta.get("ptxas", "")), nvrtc_version=version)
+            ptx = (cache / "kernel.ptx").read_text()
+            bin_ = (cache / "kernel.cubin").read_bytes() if (cache / "kernel.cubin").exists() else None
+            # a cached result is used only if it is what this key stored (a file edited, swapped or
+            # truncated in the cache is compiled again)
+            if meta["key"] == key and meta["ok"] and _digest(ptx, bin_) == meta["digest"]:
+                return CompileResult(
+                    ok=True, filename=filename, log=meta["log"],
+                    diagnostics=parse_log(meta["log"], filename, source), ptx=ptx, cubin=bin_ if cubin else None,
+                    resources=parse_ptxas(meta.get("ptxas", "")), nvrtc_version=version)
         except (OSError, KeyError, ValueError):
             pass  # a damaged cache entry is recompiled
+
+    def jailed(source, filename, options, want):  # _run_nvrtc, in the sandboxed child
+        reply = compile_jail.run(compile_jail.Request(source, filename, list(options), want), files, incs,
+                                 compile_jail.TIMEOUT_S if timeout_s is None else timeout_s)
+        if not reply.ok:
+            return False, reply.log, None
+        return True, reply.log, (reply.ptx or "", reply.cubin) if want == "both" else \
+            reply.ptx if want == "ptx" else reply.cubin
     ok, log, ptx, bin_, ptxas_log = False, "", None, None, ""
     if cubin:
         # One NVRTC run for both: the front end and NVVM once (the PTX of an sm_90 compile is the
         # compute_90 PTX, byte for byte), 1-3 s less per cold compile than two runs.
-        ok, full, out = _run_nvrtc(source, filename,
+        ok, full, out = jailed(source, filename,
                                    base + [f"--gpu-architecture=sm_{ARCH}", "--ptxas-options=-v"], "both")
         ptxas_log = full
         # the learner's log: NVVM's messages, without ptxas's -v resource lines (kept for parse_ptxas)
@@ -247,7 +272,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         if ok:
             ptx, bin_ = out
     if not cubin or (ok and not ptx):  # PTX only, or an NVRTC that keeps no PTX of an sm_XX compile
-        ok, log, ptx = _run_nvrtc(source, filename, base + [f"--gpu-architecture=compute_{ARCH}"], "ptx")
+        ok, log, ptx = jailed(source, filename, base + [f"--gpu-architecture=compute_{ARCH}"], "ptx")
     result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename, source),
                            ptx=ptx if ok else None, cubin=bin_ if ok else None,
                            resources=parse_ptxas(ptxas_log), nvrtc_version=version)
@@ -259,7 +284,8 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
             (cache / "kernel.ptx").write_text(ptx)
             if bin_ is not None:
                 (cache / "kernel.cubin").write_bytes(bin_)
-            (cache / "meta.json").write_text(json.dumps({"ok": ok, "log": log, "ptxas": ptxas_log}))
+            (cache / "meta.json").write_text(json.dumps({"ok": ok, "log": log, "ptxas": ptxas_log, "key": key,
+                                                         "digest": _digest(ptx, bin_)}))
         except OSError:
             pass  # a read-only cache only costs time
     return result

@@ -240,7 +240,11 @@ def load_or_calibrate(backend, *, path: Path | None = None) -> tuple[Calibration
 
 
 def health_check(backend, cal: Calibration, nbytes: int = 1 << 30) -> tuple[float, str | None]:
-    """(copy bandwidth now, a warning when it is more than 5 % below the calibration)."""
+    """(copy bandwidth now, a warning when it is more than 5 % away from the calibration).
+
+    Both ways: below, the GPU is shared or throttled and scores read low; above, the calibration
+    no longer describes this GPU (a stale or edited calibration.json would make every score read
+    high), and the caller measures the ceilings afresh (`trusted`)."""
     policy = timing.TimingPolicy(warmup_calls=2, warmup_s=0.005, min_samples=5, min_seconds=0.03,
                                  max_seconds=0.15)
     now = measure_copy(backend, nbytes, policy)
@@ -248,4 +252,17 @@ def health_check(backend, cal: Calibration, nbytes: int = 1 << 30) -> tuple[floa
         return now, (f"the GPU copies at {now / 1e12:.2f} TB/s, {1 - now / cal.copy_bandwidth:.0%} below its "
                      f"calibration ({cal.copy_bandwidth / 1e12:.2f} TB/s): it is shared, throttled or "
                      f"unwell, so these scores read low; rerun later or `kata calibrate` again")
+    if now > (1 + HEALTH_TOLERANCE) * cal.copy_bandwidth:
+        return now, (f"the GPU copies at {now / 1e12:.2f} TB/s, {now / cal.copy_bandwidth - 1:.0%} above its "
+                     f"calibration ({cal.copy_bandwidth / 1e12:.2f} TB/s): the calibration does not describe "
+                     "this GPU, so it was measured again for this grade")
     return now, None
+
+
+def trusted(backend, cal: Calibration) -> tuple[Calibration, str | None]:
+    """The calibration to score with after the quick probe both ways: `cal`, or (when the GPU is
+    faster than `cal` says, which only a wrong calibration explains) a fresh one."""
+    now, note = health_check(backend, cal)
+    if note is not None and now > cal.copy_bandwidth:
+        return calibrate(backend), note
+    return cal, note

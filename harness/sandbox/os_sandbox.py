@@ -19,7 +19,6 @@ import ctypes.util
 import errno
 import os
 import resource
-import site
 import sys
 from pathlib import Path
 
@@ -93,42 +92,91 @@ def die_with_parent() -> None:
         _libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
 
 
+def close_inherited(keep: tuple[int, ...] = ()) -> None:
+    """Close every descriptor above 2 but `keep`: spawn hands a child the grader's resource-tracker
+    pipe (through which a plan once had a file outside its sandbox deleted)."""
+    from multiprocessing import resource_tracker
+
+    top = max(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 256)
+    top = min(top, 1 << 16)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, top)
+    resource_tracker._resource_tracker._fd = None
+
+
 def readable_roots(launch_path: str) -> list[str]:
-    """Where the plan may read: its workspace, the Python installation, the installed packages."""
-    roots = {str(Path(launch_path).resolve().parent), sys.prefix, sys.base_prefix, sys.exec_prefix}
-    with_site = [*site.getsitepackages(), site.getusersitepackages()] if hasattr(site, "getsitepackages") else []
-    roots.update(with_site)
+    """Where the plan may read: its workspace, Python's standard library, and the two packages a
+    plan runs on (numpy, kata's harness): not the installed packages at large nor the project tree
+    around harness/ (the katas' references and hidden cases, the solutions, the grader)."""
+    import sysconfig
+
     import harness
     import numpy
 
+    paths = sysconfig.get_paths()
+    roots = {str(Path(launch_path).resolve().parent), paths.get("stdlib", ""), paths.get("platstdlib", "")}
     for module in (harness, numpy):
-        roots.add(str(Path(module.__file__).resolve().parent.parent))
+        roots.add(str(Path(module.__file__).resolve().parent))
     return sorted(r for r in roots if r and os.path.isdir(r))
 
 
 def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dict:
-    """Sandbox this process for good (there is no way back). Returns what was enforced."""
+    """Sandbox the plan's process for good (there is no way back). Returns what was enforced."""
+    if scratch and sys.platform.startswith("linux"):
+        os.chdir(scratch)
+    readable = readable_roots(launch_path) + ([scratch] if scratch else [])
+    return confine(readable, cpu_s)
+
+
+def confine(readable: list[str], cpu_s: int = 900, writable: tuple[str, ...] = (),
+            executable: tuple[str, ...] = ()) -> dict:
+    """Sandbox this process for good: read only under `readable` (its working directory must be
+    one of them), write nothing (but under `writable`), no capability, no process, socket or signal
+    outside, no change of any file's metadata, capped CPU, memory and file size. `executable`
+    (files): the only programs it may run, and then new processes are allowed (seccomp lets
+    execve and fork through; Landlock's EXECUTE right names the files). Returns what was enforced."""
     enforced = {"landlock": 0, "seccomp": False, "rlimits": False, "missing": []}
     if not sys.platform.startswith("linux"):
         enforced["missing"].append(f"no OS sandbox on {sys.platform}")
         return enforced
-    if scratch:
-        os.chdir(scratch)
     seccomp_lib = _libseccomp()  # loaded before Landlock hides the library folders' cache
+    enforced["capabilities"] = drop_capabilities()
     _rlimits(cpu_s)
     enforced["rlimits"] = True
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     try:
-        enforced["landlock"] = _landlock(launch_path, scratch)
+        enforced["landlock"] = _landlock(readable, writable, executable)
     except OSError as exc:
         enforced["missing"].append(f"Landlock could not be applied: {exc}")
     if not enforced["landlock"] and not enforced["missing"]:
         enforced["missing"].append("the kernel offers no Landlock")
     try:
-        enforced["seccomp"] = _seccomp(seccomp_lib)
+        enforced["seccomp"] = _seccomp(seccomp_lib, processes=bool(executable))
     except OSError as exc:
         enforced["missing"].append(f"seccomp could not be applied: {exc}")
     return enforced
+
+
+_CAP_LAST = 63
+_CAPSET = {"x86_64": 126, "aarch64": 91}
+
+
+def drop_capabilities() -> bool:
+    """No capability left, for good (bounding set, then effective, permitted, inheritable): started
+    as root, the plan could otherwise chown the learner's files or make one immutable. Landlock
+    and seccomp need none of them. Returns whether the capability sets are empty now."""
+    if not sys.platform.startswith("linux"):
+        return False
+    for cap in range(_CAP_LAST + 1):
+        _libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the kernel's last one)
+    _libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}: all zero
+    nr = _CAPSET.get(os.uname().machine)
+    return nr is not None and _libc.syscall(nr, ctypes.byref(header), ctypes.byref(data)) == 0
 
 
 def _rlimits(cpu_s: int) -> None:
@@ -138,7 +186,7 @@ def _rlimits(cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _landlock(launch_path: str, scratch: str | None) -> int:
+def _landlock(readable: list[str], writable=(), executable=()) -> int:
     abi = landlock_abi()
     if abi < 1:
         return 0
@@ -150,11 +198,13 @@ def _landlock(launch_path: str, scratch: str | None) -> int:
     if fd < 0:
         raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
-        rules = [(r, _FS_READ) for r in readable_roots(launch_path)]
-        if scratch:
-            rules.append((scratch, fs_all))
-        for path, access in rules:
-            _add_path(add_rule, fd, path, access)
+        # Reads only; nothing may be written anywhere, so there is no scratch quota to enforce (0).
+        for path in dict.fromkeys(readable):
+            _add_path(add_rule, fd, path, _FS_READ)
+        for path in writable:
+            _add_path(add_rule, fd, path, fs_all)
+        for path in executable:  # a file: EXECUTE and READ_FILE are the rights a file rule may hold
+            _add_path(add_rule, fd, path, 1 | (1 << 2))
         if _libc.syscall(restrict, fd, ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
     finally:
@@ -172,12 +222,19 @@ def _add_path(add_rule: int, ruleset: int, path: str, access: int) -> None:
         os.close(dir_fd)
 
 
-_DENY = ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv",
+#: the learner's files keep their times, modes, owners and attributes (an interview once trusted mtimes)
+_METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime",
+             "utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr",
+             "lremovexattr", "fremovexattr")
+_FS_IOC_SETFLAGS, _FS_IOC_FSSETXATTR = 0x40086602, 0x401C5820
+#: let through for a process that runs programs (a Triton compile runs ptxas): Landlock then names them
+_PROCESS_CALLS = ("execve", "execveat", "fork", "vfork")
+_DENY = _METADATA + ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv",
          "process_vm_writev", "tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "setrlimit",
          "unshare", "setns", "mount", "bpf", "perf_event_open", "io_uring_setup", "kcmp", "personality")
 
 
-def _seccomp(lib) -> bool:
+def _seccomp(lib, processes: bool = False) -> bool:
     if lib is None:
         raise OSError(errno.ENOENT, "libseccomp is not installed")
     ctx = lib.seccomp_init(0x7FFF0000)  # SCMP_ACT_ALLOW: a deny list; Python needs many calls
@@ -196,12 +253,16 @@ def _seccomp(lib) -> bool:
                 raise OSError(-rc, f"seccomp_rule_add({name}): {os.strerror(-rc)}")
 
         for name in _DENY:
-            rule(eperm, name)
-        rule(eperm, "clone", (0, 7, 0x10000, 0))  # A0 & CLONE_THREAD == 0: a new process, not a thread
-        rule(enosys, "clone3")  # its flags sit behind a pointer; glibc falls back to clone
+            if not (processes and name in _PROCESS_CALLS):
+                rule(eperm, name)
+        if not processes:
+            rule(eperm, "clone", (0, 7, 0x10000, 0))  # A0 & CLONE_THREAD == 0: a new process, not a thread
+            rule(enosys, "clone3")  # its flags sit behind a pointer; glibc falls back to clone
         for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
             rule(eperm, name, (0, 1, me, 0))  # A0 != own pid: pid 0 and -1 (groups, everyone) included
         rule(eperm, "prlimit64", (2, 1, 0, 0))  # setting a limit (reading one passes NULL)
+        for request in (_FS_IOC_SETFLAGS, _FS_IOC_FSSETXATTR):  # chattr +i: undeletable, uneditable files
+            rule(eperm, "ioctl", (1, 4, request, 0))  # SCMP_CMP_EQ on the request
         rc = lib.seccomp_load(ctx)
         if rc < 0:
             raise OSError(-rc, f"seccomp_load: {os.strerror(-rc)}")

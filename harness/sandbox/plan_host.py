@@ -19,8 +19,10 @@ import time
 import numpy as np
 
 from harness.backends.base import Buffer
-from harness.backends.plan import LaunchError
+from harness.backends.plan import LaunchError, LaunchRecord
+from harness.sandbox import messages
 from harness.sandbox.protocol import Problem
+from harness.sandbox.replay import PlanProblem, Replay  # noqa: F401  (where the worker finds them)
 
 _READY_S = 60.0  # start-up: a fresh interpreter importing numpy on a loaded machine
 _GRACE_S = 10.0  # a plan stopped by its own alarm answers well within this
@@ -74,13 +76,19 @@ class PlanHost:
             self.close()
             return Problem("internal", f"the launch plan's process did not start within {_READY_S:.0f} s")
         try:
-            kind, payload = parent.recv()
+            message = messages.receive_from_plan(parent)
+        except messages.MalformedMessage as exc:
+            self.close()
+            return malformed(exc)
         except (EOFError, OSError):
             return self._died("loading launch.py")
-        if kind != "ready":
+        if isinstance(message, messages.Failed):
             self.close()
-            return payload
-        self.enforced = payload
+            return messages.problem_of(message.problem)
+        if not isinstance(message, messages.Ready):
+            self.close()
+            return malformed(f"{type(message).__name__.lower()} before the plan was ready")
+        self.enforced = message.enforced
         return None
 
     def run(self, backend, values: list, kwargs: dict | None = None, timeout_s: float = 100.0,
@@ -92,18 +100,20 @@ class PlanHost:
         if problem is not None:
             return (), "", problem
         handles: dict[int, Buffer] = {}
-        own: set[int] = set()
+        state = _RunState()
 
         def desc(v):
             if isinstance(v, Buffer):
                 handles[len(handles) + 1] = v
-                return ("buf", len(handles), np.dtype(v.dtype).str, int(v.size))
-            return ("scalar", v.item() if isinstance(v, np.generic) else v)
+                return messages.Buf(len(handles), np.dtype(v.dtype).str, int(v.size), 0)
+            if isinstance(v, np.generic):
+                return messages.Num(v.dtype.str, v.item())
+            return messages.Num("<f8" if isinstance(v, float) else "<i8", v)
 
-        descs = [desc(v) for v in values]
-        named = {k: desc(v) for k, v in (kwargs or {}).items()}
-        dialect = getattr(backend, "prepare", None) is not None  # a Triton or numba kernel.py
-        self.conn.send(("run", (descs, named, timeout_s, backend.facts, dialect)))
+        run = messages.Run([desc(v) for v in values], {k: desc(v) for k, v in (kwargs or {}).items()},
+                           float(timeout_s), messages.facts(backend.facts),
+                           getattr(backend, "prepare", None) is not None)  # a Triton or numba kernel.py
+        messages.send(self.conn, run)
         failure: BaseException | None = None
         deadline = time.monotonic() + timeout_s + _GRACE_S
         while True:
@@ -112,84 +122,100 @@ class PlanHost:
                 return (), "", Problem("timeout", f"the launch plan did not answer within {timeout_s:.0f} s",
                                        "launch.py")
             try:
-                message = self.conn.recv()
+                message = messages.receive_from_plan(self.conn)
+            except messages.MalformedMessage as exc:
+                self.close()  # its stream is no longer in step with ours: the plan process ends here
+                return (), "", malformed(exc)
             except (EOFError, OSError):
                 return (), "", self._died("running the plan")
-            if message[0] == "done":
-                launches, out, problem = message[1]
+            if isinstance(message, messages.Done):
+                launches = tuple(LaunchRecord(r.kernel, r.grid, r.block, r.shared, r.line) for r in message.launches)
+                problem = messages.problem_of(message.problem)
                 if failure is not None:
                     raise HostFailure(failure, problem)
                 if problem is not None and problem.kind == "host-failed":  # refused, not failed
                     problem = Problem("launch-error", f"refused: {problem.message}", problem.file,
                                       problem.line, problem.source)
-                return launches, out, problem
+                return launches, message.out, problem
+            if isinstance(message, (messages.Ready, messages.Failed)):
+                self.close()
+                return (), "", malformed(f"a {type(message).__name__.lower()} message in the middle of a run")
             try:
-                reply = ("ok", self._answer(backend, message, handles, own, record))
+                reply = self._answer(backend, message, handles, state, record)
             except _Refused as exc:
-                reply = ("refused", str(exc))
+                reply = messages.Refused(str(exc))
             except Exception as exc:  # noqa: BLE001 - the backend's: the worker classifies it
                 failure = failure or exc
-                reply = ("refused", f"{type(exc).__name__}: {exc}")
+                reply = messages.Refused(f"{type(exc).__name__}: {exc}")
             with contextlib.suppress(OSError):
-                self.conn.send(reply)
+                messages.send(self.conn, reply)
 
-    def _answer(self, backend, message, handles, own, record):
-        op = message[0]
-        if op == "params":
-            return backend.kernel_params(str(message[1]))
-        if op == "names":
-            return list(getattr(backend, "kernel_names", lambda: [])())
-        if op == "alloc":
-            count, dtype = int(message[1]), np.dtype(message[2])
+    def _answer(self, backend, message, handles, state, record):
+        if isinstance(message, messages.Params):
+            params = backend.kernel_params(message.name)
+            return messages.Ok(None if params is None else [[p.name, p.type] for p in params])
+        if isinstance(message, messages.Names):
+            return messages.Ok(list(getattr(backend, "kernel_names", lambda: [])()))
+        if isinstance(message, messages.Alloc):
+            count, dtype = message.count, _dtype(message.dtype)
             if count < 0 or count * dtype.itemsize > 1 << 40:
                 raise _Refused(f"an allocation of {count} {dtype.name} elements is beyond any GPU's memory")
             buf = backend.alloc(count, dtype)
             handles[len(handles) + 1] = buf
-            own.add(len(handles))
+            state.own.add(len(handles))
             if record is not None:
                 record.append(("alloc", buf))
-            return len(handles)
-        if op == "memset":
-            buf = _resolve(handles, message[1])
-            backend.memset(buf, int(message[2]) & 0xFF)
+            return messages.Ok(len(handles))
+        if isinstance(message, messages.Memset):
+            buf = _resolve(handles, message.buf)
+            backend.memset(buf, message.byte & 0xFF)
             if record is not None:
-                record.append(("memset", buf, int(message[2]) & 0xFF))
-            return None
-        if op == "read":
-            if message[1][0] not in own:
+                record.append(("memset", buf, message.byte & 0xFF))
+            return messages.Ok()
+        if isinstance(message, messages.Read):
+            if message.buf.handle not in state.own:
                 raise _Refused("a launch plan may read back only buffers it allocated itself")
-            buf = _resolve(handles, message[1])
-            value = backend.download(buf)
+            buf = _resolve(handles, message.buf)
+            if not 0 <= message.index < buf.size:
+                raise _Refused(f"read index {message.index} is outside a buffer of {buf.size} elements")
+            state.spend_read()
+            one = buf.view(message.index, 1)
+            value = backend.download(one)
             if record is not None:
-                record.append(("read", buf, value.copy()))
-            return value
-        if op == "launch":
-            _, name, grid, block, shared, args = message
-            real = [_resolve(handles, a) if isinstance(a, tuple) else a for a in args]
-            backend.launch(str(name), tuple(grid), tuple(block), int(shared), real)
+                record.append(("read", one, value.copy()))
+            return messages.Ok(value[0].item())
+        if isinstance(message, messages.Launch):
+            real = [_real(handles, a) for a in message.args]
+            backend.launch(message.name, message.grid, message.block, message.shared, real)
+            state.launches += 1
             if record is not None:
-                record.append(("launch", str(name), tuple(grid), tuple(block), int(shared), real))
-            return None
-        if op == "sync":
+                record.append(("launch", message.name, message.grid, message.block, message.shared, real))
+            return messages.Ok()
+        if isinstance(message, messages.Sync):
             backend.synchronize()
-            return None
-        if op == "prepare":  # a Python kernel compiled for this launch, here where kernel.py lives
-            _, name, grid, block, shared, args, options = message
-            real = [_resolve(handles, a) if isinstance(a, tuple) else a for a in args]
+            return messages.Ok()
+        if isinstance(message, messages.Prepare):  # a Python kernel compiled for this launch
+            real = [_real(handles, a) for a in message.args]
+            block = tuple(message.block) if isinstance(message.block, list) else message.block
             try:
-                entry, block, shared, ready = backend.prepare(str(name), tuple(grid), block, shared, list(real),
-                                                              dict(options))
+                entry, block, shared, ready = backend.prepare(message.name, message.grid, block, message.shared,
+                                                              list(real), dict(message.options))
             except LaunchError as exc:  # the plan's mistake: the plan process names its line
                 raise _Refused(exc.message) from None
             out = []
             for value in ready:
-                given = next((args[i] for i, r in enumerate(real) if r is value), None)
+                given = next((message.args[i] for i, r in enumerate(real) if r is value), None)
                 if given is None and isinstance(value, Buffer):  # scratch the compiler asked for
                     handles[len(handles) + 1] = value
-                    given = (len(handles), np.dtype(value.dtype).str, int(value.size), 0)
-                out.append(value if given is None else given)
-            return entry, block, shared, out
-        raise _Refused(f"unknown request {op!r}")
+                    given = messages.Buf(len(handles), np.dtype(value.dtype).str, int(value.size), 0)
+                if given is None:
+                    given = (messages.Num(value.dtype.str, value.item()) if isinstance(value, np.generic)
+                             else messages.Num("<f8" if isinstance(value, float) else "<i8", int(value)
+                                               if not isinstance(value, float) else value))
+                out.append(given)
+            block = list(block) if isinstance(block, (tuple, list)) else [int(block)]
+            return messages.Ok([entry, block, int(shared or 0), [messages.msgspec.to_builtins(o) for o in out]])
+        raise _Refused(f"unknown request {type(message).__name__}")
 
     def _died(self, doing: str) -> Problem:
         proc = self.proc
@@ -205,7 +231,7 @@ class PlanHost:
     def close(self) -> None:
         if self.conn is not None:
             with contextlib.suppress(OSError):
-                self.conn.send(("stop", None))
+                messages.send(self.conn, messages.Stop())
             with contextlib.suppress(OSError):
                 self.conn.close()
         if self.proc is not None:
@@ -223,64 +249,54 @@ class _Refused(Exception):
     pass
 
 
-def _resolve(handles: dict, desc) -> Buffer:
+#: what a plan may read back: one element (at most 8 bytes) per kernel launch it has made, plus this
+#: many. A host loop's flag or count fits (BFS reads one int per level); a copy of an input does not:
+#: computing on n elements on the host costs n launches, which the timing and the emulator both see.
+READS_FREE = 4
+
+
+class _RunState:
+    """One run's buffers the plan allocated and its read-back budget."""
+
+    def __init__(self):
+        self.own: set[int] = set()
+        self.launches = self.reads = 0
+
+    def spend_read(self) -> None:
+        if self.reads >= self.launches + READS_FREE:
+            raise _Refused(f"a launch plan may read back one element per kernel launch (plus {READS_FREE}); "
+                           f"this is read {self.reads + 1} after {self.launches} launches: a flag or a count "
+                           "steers a host loop, the answer itself comes from kernels")
+        self.reads += 1
+
+
+def malformed(reason) -> Problem:
+    return Problem("launch-error", f"malformed message from launch.py's process: {reason}. A launch plan talks "
+                   "to kata only through gpu's methods; the run was stopped", "launch.py")
+
+
+def _dtype(text: str) -> np.dtype:
     try:
-        handle, dtype, size, offset = desc
-        real = handles[handle]
-        dtype, size, offset = np.dtype(dtype), int(size), int(offset)
-    except (TypeError, ValueError, KeyError):
-        raise _Refused("not a device buffer of this run") from None
-    if dtype != np.dtype(real.dtype) or offset < 0 or size < 0 or offset + size > real.size:
+        dtype = np.dtype(text)
+    except (TypeError, ValueError):
+        raise _Refused(f"{text!r} is not a numpy dtype") from None
+    if dtype.kind not in "biuf" or dtype.itemsize > 8:  # numbers only: no object or structured arrays
+        raise _Refused(f"a device buffer holds numbers, not {dtype}")
+    return dtype
+
+
+def _resolve(handles: dict, desc: messages.Buf) -> Buffer:
+    real = handles.get(desc.handle)
+    if real is None:
+        raise _Refused("not a device buffer of this run")
+    if _dtype(desc.dtype) != np.dtype(real.dtype) or desc.offset < 0 or desc.size < 0 \
+            or desc.offset + desc.size > real.size:
         raise _Refused("a view outside its buffer")
-    return real.view(offset, size)
+    return real.view(desc.offset, desc.size)
 
 
-class Replay:
-    """launch_fn for the GPU timing loop: the first call with a set of buffers runs the plan in its
-    process and records it; later calls replay the record on the backend here (no message per
-    launch). A host read that returns another value than recorded means the sequence may differ:
-    that call runs the plan again (and records anew)."""
-
-    def __init__(self, host: PlanHost, timeout_s: float = 100.0):
-        self.host, self.timeout_s = host, timeout_s
-        self._records: dict = {}
-        self.replays = self.reruns = 0
-
-    def __call__(self, plan, *values, **kwargs):
-        backend = plan._backend
-        key = tuple(_key(v) for v in values) + tuple((k, _key(v)) for k, v in sorted(kwargs.items()))
-        record = self._records.get(key)
-        if record is not None and self._replay(backend, record):
-            self.replays += 1
-            return
-        record: list = []
-        launches, _, problem = self.host.run(backend, list(values), kwargs, self.timeout_s, record=record)
-        if problem is not None:
-            raise PlanProblem(problem)
-        plan.launches.extend(launches)
-        self._records = {key: record}  # one case at a time: an older case's buffers are freed
-        self.reruns += 1
-
-    @staticmethod
-    def _replay(backend, record) -> bool:
-        for op in record:
-            if op[0] == "memset":
-                backend.memset(op[1], op[2])
-            elif op[0] == "launch":
-                backend.launch(*op[1:])
-            elif op[0] == "read":
-                if not np.array_equal(backend.download(op[1]), op[2]):
-                    return False
-        return True
-
-
-class PlanProblem(Exception):
-    def __init__(self, problem: Problem):
-        super().__init__(problem.message)
-        self.problem = problem
-
-
-def _key(v):
-    if isinstance(v, Buffer):
-        return ("buf", id(v.handle), v.offset, v.size)
-    return ("scalar", v)
+def _real(handles: dict, arg):
+    """A launch argument as the backend takes it: a real buffer, or a number of its numpy type."""
+    if isinstance(arg, messages.Buf):
+        return _resolve(handles, arg)
+    return _dtype(arg.dtype).type(arg.value)

@@ -16,9 +16,10 @@ import signal
 
 import numpy as np
 
-from harness.backends.base import H200, Buffer, DeviceFacts
+from harness.backends.base import H200, Buffer, DeviceFacts, KernelParam
 from harness.backends.plan import LaunchError, Plan
 from harness.frontends.signatures import mismatch, pointer_types
+from harness.sandbox import messages
 from harness.sandbox.protocol import OUTPUT_LIMIT, Problem
 
 #: seconds of CPU the plan process may use over a whole grade before the kernel stops it
@@ -40,7 +41,8 @@ class _HostRefused(Exception):
 
 
 class RemoteBackend:
-    """What Plan wraps inside the plan process: every call is a message to the worker."""
+    """What Plan wraps inside the plan process: every call is a typed message to the worker
+    (harness/sandbox/messages.py), which answers or refuses."""
 
     name = "remote"
 
@@ -55,49 +57,77 @@ class RemoteBackend:
         return self._prepare if self.dialect else None
 
     def _prepare(self, name, grid, block, shared, args, options):
+        if isinstance(block, (tuple, list)):
+            block = [int(b) for b in block]
         try:
-            entry, block, shared, ready = self._ask("prepare", name, tuple(grid), block, shared,
-                                                    [_desc(a) if isinstance(a, Buffer) else a for a in args],
-                                                    options)
+            ready = self._ask(messages.Prepare(str(name), tuple(int(g) for g in grid), block, shared,
+                                               [_arg(a) for a in args], dict(options)))
         except _HostRefused as exc:  # the compiled kernel disagrees with the launch: the plan's line
             raise LaunchError(str(exc)) from None
-        return entry, block, shared, [Buffer(a[0], np.dtype(a[1]), int(a[2]), int(a[3]))
-                                      if isinstance(a, tuple) and len(a) == 4 else a for a in ready]
+        except (TypeError, ValueError) as exc:  # options msgspec cannot carry (objects, arrays)
+            raise LaunchError(f"launch options must be numbers, strings, lists and dicts of them: {exc}") from None
+        entry, block, shared, out = ready
+        return entry, tuple(block), shared, [_value(messages.msgspec.convert(a, messages.Arg)) for a in out]
 
-    def _ask(self, *message):
-        self._conn.send(message)
-        kind, value = self._conn.recv()
-        if kind != "ok":
-            raise _HostRefused(value)
-        return value
+    def _ask(self, message):
+        messages.send(self._conn, message)
+        reply = messages.receive_from_worker(self._conn)
+        if isinstance(reply, messages.Refused):
+            raise _HostRefused(reply.reason)
+        return reply.value
 
     def kernel_params(self, name):
         if name not in self._params:
-            self._params[name] = self._ask("params", name)
+            found = self._ask(messages.Params(str(name)))
+            self._params[name] = None if found is None else [KernelParam(str(n), str(t)) for n, t in found]
         return self._params[name]
 
     def kernel_names(self):
-        return self._ask("names")
+        return self._ask(messages.Names())
 
     def alloc(self, count, dtype):
         dtype = np.dtype(dtype)
-        return Buffer(self._ask("alloc", int(count), dtype.str), dtype, int(count))
+        return Buffer(self._ask(messages.Alloc(int(count), dtype.str)), dtype, int(count))
 
     def memset(self, buf, byte):
-        self._ask("memset", _desc(buf), int(byte))
+        self._ask(messages.Memset(_desc(buf), int(byte)))
+
+    def read(self, buf, index):
+        return self._ask(messages.Read(_desc(buf), int(index)))
 
     def download(self, buf):
-        return self._ask("read", _desc(buf))
+        raise _HostRefused("a launch plan reads back one element at a time (gpu.read), never a buffer")
 
     def launch(self, name, grid, block, shared, args):
-        self._ask("launch", name, grid, block, shared, [_desc(a) if isinstance(a, Buffer) else a for a in args])
+        self._ask(messages.Launch(str(name), tuple(grid), tuple(block), int(shared), [_arg(a) for a in args]))
 
     def synchronize(self):
-        self._ask("sync")
+        self._ask(messages.Sync())
 
 
-def _desc(buf: Buffer) -> tuple:
-    return (buf.handle, np.dtype(buf.dtype).str, int(buf.size), int(buf.offset))
+def _desc(buf: Buffer) -> messages.Buf:
+    return messages.Buf(int(buf.handle), np.dtype(buf.dtype).str, int(buf.size), int(buf.offset))
+
+
+def _arg(value):
+    """A launch argument on the wire: a buffer, or a number with its numpy type."""
+    if isinstance(value, Buffer):
+        return _desc(value)
+    if isinstance(value, np.generic):
+        return messages.Num(value.dtype.str, value.item())
+    if isinstance(value, bool):
+        return messages.Num("|b1", int(value))
+    if isinstance(value, int):
+        return messages.Num("<i8", value)
+    if isinstance(value, float):
+        return messages.Num("<f8", value)
+    raise LaunchError(f"a launch argument must be a device buffer or a number, not {type(value).__name__}")
+
+
+def _value(wire):
+    if isinstance(wire, messages.Buf):
+        return Buffer(wire.handle, np.dtype(wire.dtype), wire.size, wire.offset)
+    return np.dtype(wire.dtype).type(wire.value)
 
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "__half"}
@@ -138,8 +168,10 @@ class RemotePlan(Plan):
             raise self._error("gpu.read of one of the kata's buffers: a launch plan may read back only "
                               "buffers it allocated itself (gpu.empty / gpu.zeros)",
                               "compute the answer in a kernel; read back a flag or a count the plan allocated")
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= int(index) < buf.size:
+            raise self._error(f"read index {index!r} is outside a buffer of {buf.size} elements")
         try:
-            return super().read(buf, index)
+            return self._backend.read(buf, int(index))
         except _HostRefused as exc:
             raise self._error(str(exc)) from None
 
@@ -154,6 +186,8 @@ def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, sourc
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
+    # Only its pipe: the grader's resource-tracker pipe (spawn hands it down) deleted files for a plan
+    os_sandbox.close_inherited(keep=(conn.fileno(),))
     import traceback  # noqa: F401  (imported before the sandbox: formatting an error needs it)
 
     # Nothing of the grader's environment (tokens, credentials in variables) is the plan's business.
@@ -162,36 +196,45 @@ def main(conn, launch_path: str, facts: DeviceFacts | None, sandbox: dict, sourc
     required = sandbox.pop("required", False)
     enforced = os_sandbox.apply(launch_path, **sandbox)
     if required and enforced["missing"]:
-        conn.send(("problem", Problem("environment", "launch.py was not run: the OS sandbox it needs for hidden "
-                                      "tests could not be applied (" + "; ".join(enforced["missing"]) + ")")))
+        messages.send(conn, messages.Failed(messages.trouble(Problem(
+            "environment", "launch.py was not run: the OS sandbox it needs for hidden tests could not be "
+            "applied (" + "; ".join(enforced["missing"]) + ")"))))
         return
     signal.signal(signal.SIGALRM, _timeout)
     signal.signal(signal.SIGXCPU, _timeout)
     try:
         launch_fn = _load_launch(launch_path, source)
     except _LaunchPyProblem as exc:
-        conn.send(("problem", exc.problem))
+        messages.send(conn, messages.Failed(messages.trouble(exc.problem)))
         return
     except PlanTimeout:
-        conn.send(("problem", Problem("timeout", "launch.py did not finish loading in time", "launch.py")))
+        messages.send(conn, messages.Failed(messages.trouble(
+            Problem("timeout", "launch.py did not finish loading in time", "launch.py"))))
         return
-    conn.send(("ready", enforced))
+    messages.send(conn, messages.Ready(enforced))
     backend = RemoteBackend(conn, facts or H200)
     backend.kernel_types = pointer_types(kernel_source or "")
     while True:
         try:
-            kind, payload = conn.recv()
-        except (EOFError, OSError):
+            request = messages.receive_from_worker(conn)
+        except (EOFError, OSError, messages.MalformedMessage):
             return
-        if kind == "stop":
+        if not isinstance(request, messages.Run):
             return
-        descs, kwargs, timeout_s, backend.facts, backend.dialect = payload
-        problem, launches, out, fatal = _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s,
-                                             _launch_py_problem)
+        backend.facts, backend.dialect = messages.device_facts(request.facts), request.dialect
+        problem, launches, out, fatal = _run(backend, launch_fn, launch_path, request.args, request.kwargs,
+                                             request.timeout_s, _launch_py_problem)
+        done = messages.Done([messages.Launched(r.kernel, r.grid, r.block, r.shared, r.line) for r in launches],
+                             out, messages.trouble(problem))
         with contextlib.suppress(OSError):
-            conn.send(("done", (tuple(launches), out, problem)))
+            messages.send(conn, done)
         if fatal:  # a reply the worker still owes us would arrive out of turn: start afresh
             os._exit(0)
+
+
+def _given(wire):
+    """A kata argument as launch.py sees it: a buffer, or a plain Python number (as before)."""
+    return _value(wire) if isinstance(wire, messages.Buf) else wire.value
 
 
 def _timeout(signum, frame):
@@ -200,10 +243,10 @@ def _timeout(signum, frame):
 
 def _run(backend, launch_fn, launch_path, descs, kwargs, timeout_s, launch_py_problem):
     own: set = set()
-    kata = {d[1] for d in [*descs, *kwargs.values()] if d[0] == "buf"}
+    kata = {d.handle for d in [*descs, *kwargs.values()] if isinstance(d, messages.Buf)}
     plan = RemotePlan(backend, launch_path, own, kata)
-    values = [Buffer(d[1], np.dtype(d[2]), d[3]) if d[0] == "buf" else d[1] for d in descs]
-    named = {k: (Buffer(d[1], np.dtype(d[2]), d[3]) if d[0] == "buf" else d[1]) for k, d in kwargs.items()}
+    values = [_given(d) for d in descs]
+    named = {k: _given(d) for k, d in kwargs.items()}
     captured = io.StringIO()
     problem, fatal = None, False
     signal.setitimer(signal.ITIMER_REAL, max(timeout_s, 0.01))

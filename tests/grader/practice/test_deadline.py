@@ -42,14 +42,17 @@ def test_edits_after_the_deadline_are_not_graded_and_the_report_says_so(fake_pip
     assert (ws / "kernel.cu").read_text() == "// broken after the deadline"  # the learner's file kept
 
 
-def test_without_a_grade_before_the_deadline_the_files_are_graded_as_saved(fake_pipeline, tmp_path):
+def test_without_a_grade_before_the_deadline_the_stubs_are_graded(fake_pipeline, tmp_path):
+    """kata saw nothing after the start: what it saw then (the stubs) is the submission, whatever
+    the files' mtimes say (issue 24: mtimes are not evidence)."""
     session = sessions.start(["reduce"], 45, tmp_path / "iv")
     ws = Path(session.folder) / "reduce"
     _overdue(session.id)
     _write(ws, "// CORRECT")
     outcome = sessions.submit(session.id).katas[0]
-    assert outcome.late_save_s > 0 and outcome.snapshot_before_s == 0
-    assert "graded as saved" in (Path(session.folder) / "report.html").read_text()
+    assert outcome.verdict != "pass"
+    assert outcome.late_save_s > 0 and outcome.snapshot_before_s > 0
+    assert "those edits were not graded" in (Path(session.folder) / "report.html").read_text()
 
 
 def test_the_graded_copy_outlives_the_session_for_its_rerun_lines(fake_pipeline, tmp_path):

@@ -84,7 +84,7 @@ def test_grading_after_the_deadline_submits_instead(fake_pipeline, tmp_path):
                                  "--dir", str(tmp_path / "iv")])
     assert result.exit_code == 0, result.output
     time.sleep(1.8)
-    _write(tmp_path / "iv" / "reduce", "// CORRECT")  # saved a second after the deadline
+    _write(tmp_path / "iv" / "reduce", "// CORRECT")  # saved a second after the deadline: not graded
     os.chdir(tmp_path / "iv" / "reduce")
     result = runner.invoke(cli, ["interview", "grade"])
     assert "ended at the deadline" in result.output and "Report:" in result.output
@@ -93,7 +93,7 @@ def test_grading_after_the_deadline_submits_instead(fake_pipeline, tmp_path):
         (session,) = store.sessions()
         assert session.state == "submitted"
     html = (tmp_path / "iv" / "report.html").read_text()
-    assert "Time ran out" in html and "after time ran out; graded as saved" in html
+    assert "Time ran out" in html and "those edits were not graded" in html
 
 
 def test_cli_start_grade_status_submit(fake_pipeline, tmp_path):

@@ -1,0 +1,255 @@
+"""A Triton or numba kernel.py is imported and compiled in a sandboxed process of its own.
+
+kernel.py is Python the learner wrote, and importing it runs it: in the worker (which holds every
+buffer and case) its import-time code could wrap the backend's launch, write the expected outputs
+or edit kata's store. So the worker never imports it. This process does, under
+harness/sandbox/os_sandbox.confine: it reads the workspace, Python and the installed packages the
+compilers need, writes only its scratch folder (the compilers' caches), may run only the
+compiler's ptxas, and holds no data. It answers the worker in typed messages (msgspec): what
+kernels kernel.py defines and their parameters, then one compiled specialisation (PTX, cubin,
+launch facts) per request; the worker loads the PTX as it loads NVRTC's.
+"""
+from __future__ import annotations
+
+import inspect
+import multiprocessing
+import os
+import shutil
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any, Union
+
+import msgspec
+
+from harness.frontends.python_source import CompiledKernel, FrontendUnavailable, KernelCompileError
+
+_READY_S = 120.0  # importing Triton or numba, and kernel.py, on a loaded 2-core machine
+_COMPILE_S = 300.0
+MAX_BYTES = 64 << 20  # a reply (PTX and cubin of one specialisation)
+
+
+class Param(msgspec.Struct, array_like=True):
+    name: str
+    is_constexpr: bool
+    has_default: bool
+    default: Any = None
+
+
+class Kernel(msgspec.Struct):
+    arg_names: list[str]
+    params: list[Param]
+
+
+class Described(msgspec.Struct, tag="described"):
+    language: str
+    kernels: dict[str, Kernel]
+
+
+class Failed(msgspec.Struct, tag="failed"):
+    kind: str  # compile-error | unavailable | internal
+    message: str
+    file: Union[str, None] = None
+    line: Union[int, None] = None
+    source: Union[str, None] = None
+
+
+class Compiled(msgspec.Struct, tag="compiled"):
+    entry: str
+    ptx: str
+    cubin: Union[bytes, None]
+    threads: Union[int, None]
+    shared: int
+    scratch: list[int]
+
+
+class CompileTriton(msgspec.Struct, tag="triton"):
+    name: str
+    types: dict[str, str]
+    constexprs: dict[str, Any]
+    divisible: list[int]
+    num_warps: int
+    num_stages: int
+
+
+class CompileNumba(msgspec.Struct, tag="numba"):
+    name: str
+    described: list[tuple[str, str]]
+    cubin: bool
+
+
+_ENC = msgspec.msgpack.Encoder()
+_FROM_CHILD = msgspec.msgpack.Decoder(Union[Described, Failed, Compiled])
+_TO_CHILD = msgspec.msgpack.Decoder(Union[CompileTriton, CompileNumba])
+
+
+class KernelInfo:
+    """What the worker knows of one kernel: its parameters (Triton's JITFunction's shape)."""
+
+    def __init__(self, wire: Kernel):
+        self.arg_names = list(wire.arg_names)
+        self.params = [_ParamInfo(p) for p in wire.params]
+
+
+class _ParamInfo:
+    def __init__(self, p: Param):
+        self.name, self.is_constexpr = p.name, p.is_constexpr
+        self.default = p.default if p.has_default else inspect.Parameter.empty
+
+
+class KernelProcess:
+    """The worker's handle on the sandboxed process that holds kernel.py."""
+
+    def __init__(self, path: Path):
+        from harness.sandbox import os_sandbox
+
+        self.path = Path(path)
+        self.scratch = tempfile.mkdtemp(prefix="kata-kernel-")
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=main, args=(child, str(self.path), self.scratch), daemon=True,
+                                name="kata-kernel-py")
+        config = multiprocessing.current_process()._config  # a daemon worker may start it (planner too)
+        was = config.pop("daemon", None)
+        try:
+            self.proc.start()
+        finally:
+            if was is not None:
+                config["daemon"] = was
+        child.close()
+        reply = self._receive(_READY_S, "importing it")
+        self.language, self.kernels = reply.language, {k: KernelInfo(v) for k, v in reply.kernels.items()}
+        self.sandboxed = not os_sandbox.probe()["missing"]
+
+    def compile(self, request) -> CompiledKernel:
+        self.conn.send_bytes(_ENC.encode(request))
+        c = self._receive(_COMPILE_S, f"compiling {request.name}")
+        return CompiledKernel(c.entry, c.ptx, c.cubin, c.threads, c.shared, tuple(c.scratch))
+
+    def _receive(self, timeout_s: float, doing: str):
+        name = self.path.name
+        if not self.conn.poll(timeout_s):
+            self.close()
+            raise KernelCompileError(f"{doing} took longer than {timeout_s:.0f} s and was stopped", name)
+        try:
+            reply = _FROM_CHILD.decode(self.conn.recv_bytes(MAX_BYTES))
+        except (EOFError, OSError):
+            self.close()
+            raise KernelCompileError(f"the process {doing} ended (kernel.py exited, or hit a sandbox limit)",
+                                     name) from None
+        except msgspec.MsgspecError as exc:
+            self.close()
+            raise KernelCompileError(f"malformed message from the process {doing}: {exc}", name) from None
+        if isinstance(reply, Failed):
+            if reply.kind == "unavailable":
+                raise FrontendUnavailable(reply.message)
+            raise KernelCompileError(reply.message, reply.file, reply.line, reply.source)
+        return reply
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        self.proc = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _readable(path: Path) -> list[str]:
+    import harness
+
+    paths = sysconfig.get_paths()
+    roots = [str(path.resolve().parent), paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
+             str(Path(harness.__file__).resolve().parent), "/usr/lib", "/lib", "/usr/lib64", "/lib64"]
+    return [r for r in dict.fromkeys(roots) if r and os.path.isdir(r)]
+
+
+def _executables() -> tuple[str, ...]:
+    """ptxas of Triton's wheel (a Triton compile runs it) and the dynamic loader it needs."""
+    found = []
+    try:
+        import triton.backends.nvidia as nv
+
+        found += [str(p) for p in (Path(nv.__file__).parent / "bin").glob("ptxas*")]
+    except ImportError:
+        pass
+    found += [str(Path(p).resolve()) for p in ("/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1")
+              if os.path.exists(p)]
+    return tuple(found)
+
+
+def main(conn, path: str, scratch: str) -> None:
+    """The sandboxed process: import kernel.py, describe its kernels, compile on request."""
+    from harness.frontends.python_source import language_of, load_module
+    from harness.sandbox import os_sandbox
+
+    os_sandbox.die_with_parent()
+    os_sandbox.close_inherited(keep=(conn.fileno(),))
+    for key in [k for k in os.environ if k not in ("PATH", "LANG", "LC_ALL")]:
+        del os.environ[key]
+    os.environ.update(HOME=scratch, TMPDIR=scratch, TRITON_CACHE_DIR=os.path.join(scratch, "triton"),
+                      NUMBA_CACHE_DIR=os.path.join(scratch, "numba"))
+    os.chdir(scratch)
+    send = lambda m: conn.send_bytes(_ENC.encode(m))  # noqa: E731
+    path_ = Path(path)
+    try:
+        language = language_of(path_)
+        if language == "triton":
+            from harness.frontends import triton as fe
+
+            fe._triton()
+        else:
+            from harness.frontends import numba as fe
+
+            fe._cuda()
+        os_sandbox.confine(_readable(path_), cpu_s=900, writable=(scratch,), executable=_executables())
+        module = load_module(path_)
+        kernels = fe.kernels(module)
+        send(Described(language, {name: _describe(fn, language) for name, fn in kernels.items()}))
+    except BaseException as exc:  # noqa: BLE001 - everything kernel.py can do wrong, sent back
+        send(_failure(exc))
+        return
+    while True:
+        try:
+            request = _TO_CHILD.decode(conn.recv_bytes(1 << 20))
+        except (EOFError, OSError, msgspec.MsgspecError):
+            return
+        try:
+            fn = kernels[request.name]
+            if isinstance(request, CompileTriton):
+                defaults = {p.name: p.default for p in fn.params}
+                constexprs = {k: defaults[k] if v == OPAQUE_DEFAULT else v for k, v in request.constexprs.items()}
+                c = fe.compile_kernel(fn, path_, dict(request.types), constexprs,
+                                      tuple(request.divisible), request.num_warps, request.num_stages)
+            else:
+                c = fe.compile_kernel(fn, path_, [fe.numba_type(k, d) for k, d in request.described],
+                                      cubin=request.cubin)
+            send(Compiled(c.entry, c.ptx, c.cubin, c.threads, int(c.shared or 0), [int(s) for s in c.scratch]))
+        except BaseException as exc:  # noqa: BLE001
+            send(_failure(exc))
+
+
+def _describe(fn, language: str) -> Kernel:
+    if language == "triton":
+        params = [Param(p.name, bool(p.is_constexpr), p.default is not inspect.Parameter.empty,
+                        _plain(p.default)) for p in fn.params]
+        return Kernel(list(fn.arg_names), params)
+    code = fn.__code__
+    names = list(code.co_varnames[:code.co_argcount])
+    return Kernel(names, [Param(n, False, False) for n in names])
+
+
+#: a constexpr default that is no plain value (a tl.dtype): the child puts the real one back
+OPAQUE_DEFAULT = "\0kata: the parameter's own default"
+
+
+def _plain(value):
+    """A default value that travels (numbers, strings, None), or the OPAQUE_DEFAULT mark."""
+    return value if value is None or isinstance(value, (bool, int, float, str)) else OPAQUE_DEFAULT
+
+
+def _failure(exc: BaseException) -> Failed:
+    if isinstance(exc, KernelCompileError):
+        return Failed("compile-error", exc.message, exc.file, exc.line, exc.source)
+    if isinstance(exc, FrontendUnavailable):
+        return Failed("unavailable", str(exc))
+    return Failed("internal", f"{type(exc).__name__}: {exc}"[:4000])
