@@ -111,8 +111,8 @@ def wait_graded(client: httpx.Client, submission_id: int, timeout: float = 60) -
 
 def _postgres_bin() -> Path | None:
     found = shutil.which("initdb")
-    if found:
-        return Path(found).parent
+    if found and (Path(found).resolve().parent / "createdb").is_file():  # Debian links initdb alone
+        return Path(found).resolve().parent
     versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     return Path(versions[-1]).parent if versions else None
 
