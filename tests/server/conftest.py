@@ -149,3 +149,39 @@ def postgres_url():
     subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                    capture_output=True)
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def chromium(tmp_path):
+    """Headless Chromium with a throwaway profile: run(*args) -> stdout; skips where it is absent."""
+    from tests.interview.conftest import CHROMIUM, CHROMIUM_FLAGS
+
+    if CHROMIUM is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
+
+    def run(*args: str) -> str:
+        command = [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+
+    return run
+
+
+def serve_process(data, port, *extra: str, lease_s: float = 30):
+    """`kata serve` as an interviewer starts it, in its own process."""
+    import sys
+
+    env = {**os.environ, "KATA_SERVER_LEASE_S": str(lease_s)}
+    return subprocess.Popen([sys.executable, "-m", "grader", "serve", "--data", str(data), "--port", str(port),
+                             "--backend", "cpu", *extra], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_up(url: str, timeout: float = 60) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            if httpx.get(url + "/api/v1/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise AssertionError(f"the server at {url} did not start")

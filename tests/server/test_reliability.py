@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 from sqlalchemy import select
 
 from grader.server.models import AuditEvent, Submission
-from tests.server.conftest import FAKE, ROOT, free_port, make_assignment, start_server, wait_graded
+from tests.server.conftest import (FAKE, free_port, make_assignment, serve_process, start_server, wait_graded,
+                                   wait_up)
 
 SLOW = "// CORRECT SLOW\n"
 
@@ -44,23 +43,7 @@ def test_a_grading_process_killed_mid_grade_is_regraded(db, served):
 
 
 def _serve(data, port):
-    env = {**os.environ, "KATA_SERVER_LEASE_S": "2"}
-    return subprocess.Popen([sys.executable, "-m", "grader", "serve", "--data", str(data), "--port", str(port),
-                             "--backend", "cpu", "--workers", "1", "--no-estimate", "--grade-function", FAKE],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _up(url: str, timeout: float = 60) -> None:
-    import httpx
-
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            if httpx.get(url + "/api/v1/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise AssertionError("the server did not start")
+    return serve_process(data, port, "--workers", "1", "--no-estimate", "--grade-function", FAKE, lease_s=2)
 
 
 def test_a_server_killed_and_restarted_regrades_what_it_was_grading(tmp_path, monkeypatch):
@@ -73,7 +56,7 @@ def test_a_server_killed_and_restarted_regrades_what_it_was_grading(tmp_path, mo
     url = f"http://127.0.0.1:{port}"
     server = _serve(data, port)
     try:
-        _up(url)
+        wait_up(url)
         db = Database(f"sqlite:///{data / 'server.db'}")
         _, [(_, token)] = make_assignment(db)
         client = httpx.Client(base_url=url + "/api/v1", headers={"Authorization": f"Bearer {token}"})
@@ -83,7 +66,7 @@ def test_a_server_killed_and_restarted_regrades_what_it_was_grading(tmp_path, mo
         server.send_signal(signal.SIGKILL)
         server.wait()
         server = _serve(data, port)
-        _up(url)
+        wait_up(url)
         view = wait_graded(client, sid, timeout=60)
         assert view["result"]["verdict"] == "pass"
         with db.session() as s:
