@@ -118,19 +118,31 @@ def _print_invites(made, url: str) -> None:
 @click.option("--backend", type=click.Choice(["cpu", "gpu", "auto"]), default="cpu", show_default=True)
 @click.option("--show", type=click.Choice(["verdict", "public", "full"]), default="public", show_default=True,
               help="What a candidate sees of a grade.")
+@click.option("--hidden-cases", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Your own hidden cases, kept on the server (TOML: vector-add = [ { n = 777777 } ]).")
 @click.option("--invite", "names", metavar="A,B", help="Invite these candidates now.")
 @click.option("--url", default=DEFAULT_URL, show_default=True, help="The server's address, for the join lines.")
 @click.pass_context
 @handled
-def create(ctx, name, kata_list, level, count, minutes, due, languages, backend, show, names, url) -> None:
+def create(ctx, name, kata_list, level, count, minutes, due, languages, backend, show, hidden_cases, names,
+           url) -> None:
     """Make an interview (or, with --due, a cohort assignment)."""
+    import tomllib
+
     from grader.server import assignments
+
+    cases = None
+    if hidden_cases:
+        try:
+            cases = tomllib.loads(hidden_cases.read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{hidden_cases}: not TOML ({exc})") from None
 
     db = _db(ctx)
     katas = [k.strip() for k in kata_list.split(",") if k.strip()] if kata_list else None
     made = assignments.create(db, name=name, katas=katas, level=level, count=count, minutes=minutes,
                               due_at=_due(due), languages=tuple(x.strip() for x in languages.split(",")),
-                              backend=backend, show=show)
+                              backend=backend, show=show, hidden_cases=cases)
     click.echo(f"assignment {made.id}: {', '.join(made.katas)} · {minutes:g} min · {backend} · shows {show}")
     if names:
         _print_invites(assignments.invite(db, made.id, [n.strip() for n in names.split(",") if n.strip()]), url)

@@ -24,7 +24,7 @@ SHOW = ("verdict", "public", "full")  # what a candidate sees of a hidden-test g
 def create(db: Database, *, name: str, katas: list[str] | None = None, level: str | None = None,
            count: int = 1, minutes: float = 45, due_at: float | None = None,
            languages: tuple[str, ...] = ("cuda",), backend: str = "cpu", show: str = "public",
-           seed: int | None = None) -> Assignment:
+           seed: int | None = None, hidden_cases: dict | None = None) -> Assignment:
     """An interview (each candidate's clock starts at their join) or, with due_at, a cohort
     assignment (nobody submits after due_at)."""
     from grader.practice.sessions import pick_katas
@@ -43,15 +43,35 @@ def create(db: Database, *, name: str, katas: list[str] | None = None, level: st
     if due_at is not None and due_at <= time.time():
         raise UsageError("--due is in the past")
     chosen = pick_katas(katas, level, count, seed)
+    hidden_cases = _checked_cases(hidden_cases or {}, chosen)
     assignment = Assignment(id=tokens.new_id(), name=name, kind="cohort" if due_at else "interview",
                             katas=chosen, level=level, minutes=float(minutes), due_at=due_at,
                             languages=list(languages), backend=backend, show=show,
-                            secret_seed=secrets.randbits(62), created_at=time.time())
+                            secret_seed=secrets.randbits(62), created_at=time.time(),
+                            hidden_cases=hidden_cases or None)
     with db.session() as s, s.begin():
         s.add(assignment)
         s.add(AuditEvent(time=time.time(), kind="assignment-created",
                          detail=f"{assignment.id} {','.join(chosen)} {minutes:g} min"))
     return assignment
+
+
+def _checked_cases(cases: dict, katas: list[str]) -> dict:
+    """Each kata's extra hidden cases, checked against its parameters as kata.toml's are."""
+    from grader import catalog
+    from grader.catalog.loader import _cases
+    from grader.errors import CatalogError
+
+    checked = {}
+    for kata, items in cases.items():
+        if kata not in katas:
+            raise UsageError(f"--hidden-cases names {kata}, which is not in this assignment ({', '.join(katas)})")
+        try:
+            checked[kata] = list(_cases(items, catalog.load(kata).params, "--hidden-cases", kata))
+        except CatalogError as exc:
+            raise UsageError(exc.message, hint="write them as in kata.toml: "
+                                               'vector-add = [ { n = 777777 } ]') from None
+    return checked
 
 
 def find_assignment(db: Database, assignment_id: str) -> Assignment:

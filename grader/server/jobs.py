@@ -34,6 +34,7 @@ class Job:
     seed: int  # the assignment's secret seed
     backend: str  # cpu | gpu | auto
     tries: int  # this is the tries-th time a worker takes it
+    extra_cases: tuple = ()  # the interviewer's hidden cases for this kata, after the kata's own
 
 
 def sources_hash(files: dict[str, str]) -> str:
@@ -85,8 +86,9 @@ def claim(db: Database, worker: str, now: float | None = None) -> Job | None:
                 assignment = s.get(Assignment, s.get(Candidate, candidate_id).assignment_id)
                 s.add(AuditEvent(time=now, kind="grading", candidate_id=candidate_id,
                                  submission_id=sid, detail=f"{worker} try {sub.tries}"))
+                extra = tuple((assignment.hidden_cases or {}).get(sub.kata, ()))
                 return Job(sid, candidate_id, sub.kata, dict(sub.files), assignment.secret_seed,
-                           assignment.backend, sub.tries)
+                           assignment.backend, sub.tries, extra)
     return None
 
 

@@ -28,6 +28,8 @@ class Assignment(Base):
     backend: Mapped[str] = mapped_column(String(16))  # "cpu" | "gpu" | "auto": where hidden tests run
     show: Mapped[str] = mapped_column(String(16))  # what a candidate sees: verdict | public | full
     secret_seed: Mapped[int] = mapped_column(BigInteger)  # draws the hidden cases; never sent out
+    # the interviewer's own hidden cases, {kata: [case, ...]}, run after the kata's; never sent out
+    hidden_cases: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
 
 

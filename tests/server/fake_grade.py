@@ -2,7 +2,8 @@
 process, by name, as `--grade-function tests.server.fake_grade:grade`).
 
 The kernel's text decides: "CORRECT" passes the public tests, and the hidden ones unless it says
-"PUBLIC_ONLY" (then it fails on the hidden case n = 16777217); "SLOW" makes the grade take 4 s.
+"PUBLIC_ONLY" (then it fails on the last hidden case the catalogue gives it: the interviewer's own,
+where the assignment has some); "SLOW" makes the grade take 4 s.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
 
-HIDDEN_N = 16777217
+HIDDEN_N = 16777217  # the hidden n where the kata's catalogue gives none
 
 
 def grade(kata_id, folder, *, backend, hidden, seed=None):
@@ -21,7 +22,10 @@ def grade(kata_id, folder, *, backend, hidden, seed=None):
     fails_public = "CORRECT" not in text
     fails_hidden = hidden and "PUBLIC_ONLY" in text
     ok = not fails_public and not fails_hidden
-    n, origin = (257, "public") if fails_public else (HIDDEN_N, "hidden")
+    from grader import catalog
+
+    hidden_n = (catalog.load(kata_id).hidden or ({"n": HIDDEN_N},))[-1].get("n", HIDDEN_N)
+    n, origin = (257, "public") if fails_public else (hidden_n, "hidden")
     failure = None if ok else CaseFailure({"n": n}, origin, "wrong-answer", ("wrong-answer",),
                                           f"fails for n = {n}: out[{n - 1}] = 0, expected 1",
                                           (f"out[{n - 1}] = 0, expected 1",), 1, None,

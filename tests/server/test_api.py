@@ -10,7 +10,8 @@ from sqlalchemy import select
 from grader.server.app import Limits
 from grader.server.models import AuditEvent, Submission
 from tests.server.conftest import make_assignment, start_server, wait_graded
-from tests.server.fake_grade import HIDDEN_N
+
+EXTRA = {"vector-add": [{"n": 777773}]}  # the interviewer's own hidden case
 
 CORRECT = "// CORRECT\n__global__ void k() {}\n"
 
@@ -35,7 +36,9 @@ def test_join_hands_out_workspaces_and_starts_the_server_clock(db, served):
 
 
 def test_an_upload_is_graded_and_the_candidate_sees_only_what_is_shown(db, served):
-    assignment, [(_, token)] = make_assignment(db)
+    from grader import catalog
+
+    assignment, [(_, token)] = make_assignment(db, hidden_cases=EXTRA)
     client, _ = _join(served, token)
     sent = client.post("/submissions", json={"kata": "vector-add",
                                              "files": {"kernel.cu": CORRECT.replace("CORRECT", "CORRECT PUBLIC_ONLY")}})
@@ -46,9 +49,9 @@ def test_an_upload_is_graded_and_the_candidate_sees_only_what_is_shown(db, serve
     assert result["hidden"] == {"verdict": "fail", "cases": 2}  # no headline: it names the hidden case
     passing = client.post("/submissions", json={"kata": "vector-add", "files": {"kernel.cu": CORRECT}})
     assert wait_graded(client, passing.json()["submission"]["id"])["result"]["verdict"] == "pass"
+    secrets = [assignment.secret_seed, 777773, *(case["n"] for case in catalog.load("vector-add").hidden)]
     for body in served.responses:  # what the candidate's side received, every byte of it
-        assert str(assignment.secret_seed).encode() not in body
-        assert str(HIDDEN_N).encode() not in body
+        assert not [s for s in secrets if str(s).encode() in body]
 
 
 def test_a_public_failure_is_shown_with_a_rerun_the_candidate_can_type(db, served):
@@ -62,7 +65,7 @@ def test_a_public_failure_is_shown_with_a_rerun_the_candidate_can_type(db, serve
 
 def test_show_verdict_shows_nothing_else_and_show_full_names_the_hidden_failure(db, served):
     _, [(_, quiet)] = make_assignment(db, show="verdict")
-    _, [(_, loud)] = make_assignment(db, show="full")
+    _, [(_, loud)] = make_assignment(db, show="full", hidden_cases=EXTRA)
     for token, expected in ((quiet, {"verdict": "fail"}), (loud, None)):
         client, _ = _join(served, token)
         sent = client.post("/submissions", json={"kata": "vector-add", "files": {"kernel.cu": "CORRECT PUBLIC_ONLY"}})
@@ -70,7 +73,8 @@ def test_show_verdict_shows_nothing_else_and_show_full_names_the_hidden_failure(
         if expected:
             assert result == expected
         else:
-            assert result["hidden"]["headline"].startswith(f"fails for n = {HIDDEN_N}")
+            # the interviewer's case reached the grading process, and "full" names it
+            assert result["hidden"]["headline"].startswith("fails for n = 777773")
 
 
 def _error(response, status):
@@ -100,6 +104,7 @@ def test_every_bad_request_is_a_clear_4xx(db, served):
     assert "invalid request" in _error(client.post("/submissions", content=b"{not json",
                                                    headers={"content-type": "application/json"}), 422)
     assert "invalid request" in _error(client.post("/submissions", json={"kata": "../x", "files": {}}), 422)
+    assert "kernel.cu, launch.py" in _error(client.post("/submissions", json={"kata": "vector-add", "files": {}}), 422)
     sent = client.post("/submissions", json={"kata": "vector-add", "files": {"kernel.cu": CORRECT}}).json()
     _join(served, other)
     assert "no submission" in _error(served.client(other).get(f"/submissions/{sent['submission']['id']}"), 404)
@@ -157,3 +162,14 @@ def test_an_upload_is_in_the_database_before_the_answer(db):
         assert row.state == "queued" and json.loads(json.dumps(row.files)) == {"kernel.cu": CORRECT}
     finally:
         running.stop()
+
+
+def test_the_interviewers_hidden_cases_are_checked_like_kata_toml(db):
+    import pytest
+
+    from grader.errors import UsageError
+
+    with pytest.raises(UsageError, match="lacks n"):
+        make_assignment(db, hidden_cases={"vector-add": [{"m": 3}]})
+    with pytest.raises(UsageError, match="not in this assignment"):
+        make_assignment(db, hidden_cases={"reduce": [{"n": 3}]})

@@ -31,8 +31,10 @@ def test_an_interview_on_a_server(tmp_path, monkeypatch, chromium):
     try:
         wait_up(url)
         admin = ("serve", "admin", "--data", str(data))
+        cases = tmp_path / "hidden.toml"
+        cases.write_text('vector-add = [ { n = 777773, dist = "cancel" } ]\n')
         made = _kata(*admin, "create", "Onsite", "--katas", "vector-add", "--minutes", "30", "--invite", "ada",
-                     "--url", url)
+                     "--hidden-cases", str(cases), "--url", url)
         join_line = next(line for line in made.output.splitlines() if "kata interview join" in line)
         candidate = re.search(r"candidate (\w+)", join_line).group(1)
         token = join_line.split()[-1]

@@ -83,3 +83,27 @@ def test_a_job_that_kills_every_worker_ends_as_an_error(any_db):
     with any_db.session() as s:
         row = s.get(Submission, sid)
     assert row.state == "error" and "failed 5 times" in row.outcome["public"]["headline"]
+
+
+def test_an_older_database_is_migrated_in_place(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from grader.server.database import MIGRATIONS, engine_for
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = engine_for(url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        connection.execute(text("INSERT INTO assignments VALUES ('a1', 'old', 'interview', '[\"reduce\"]', NULL, "
+                                "45, NULL, '[\"cuda\"]', 'cpu', 'public', 7, 0)"))
+    engine.dispose()
+    database = Database(url)
+    with database.engine.connect() as connection:
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+        assert connection.execute(text("SELECT name, hidden_cases FROM assignments")).one() == ("old", None)
+    database.close()
