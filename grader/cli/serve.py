@@ -115,7 +115,8 @@ def _print_invites(made, url: str) -> None:
               help="Each candidate's time, from their join.")
 @click.option("--due", metavar="WHEN", help="A cohort assignment: nobody submits after this (ISO date-time).")
 @click.option("--languages", default="cuda", show_default=True, help="Allowed: cuda,triton,numba.")
-@click.option("--backend", type=click.Choice(["cpu", "gpu", "auto"]), default="cpu", show_default=True)
+@click.option("--backend", type=click.Choice(["cpu", "gpu", "auto"]), default="auto", show_default=True,
+              help="Where the hidden tests run; auto: the server's own backend.")
 @click.option("--show", type=click.Choice(["verdict", "public", "full"]), default="public", show_default=True,
               help="What a candidate sees of a grade.")
 @click.option("--hidden-cases", type=click.Path(dir_okay=False, exists=True, path_type=Path),

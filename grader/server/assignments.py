@@ -23,7 +23,7 @@ SHOW = ("verdict", "public", "full")  # what a candidate sees of a hidden-test g
 
 def create(db: Database, *, name: str, katas: list[str] | None = None, level: str | None = None,
            count: int = 1, minutes: float = 45, due_at: float | None = None,
-           languages: tuple[str, ...] = ("cuda",), backend: str = "cpu", show: str = "public",
+           languages: tuple[str, ...] = ("cuda",), backend: str = "auto", show: str = "public",
            seed: int | None = None, hidden_cases: dict | None = None) -> Assignment:
     """An interview (each candidate's clock starts at their join) or, with due_at, a cohort
     assignment (nobody submits after due_at)."""

@@ -179,7 +179,10 @@ class LocalPool:
                                                  on_start=lambda pid, job=job: jobs.started(self.db, job, worker, pid),
                                                  keep_going=keep_going, cpus=cpus)
                 if self.stop.is_set() and outcome is None:
-                    return  # shutting down: the lease expires and the next server regrades it
+                    # Shutting down: back to the queue now, so the next start grades it at once (a
+                    # server killed outright leaves a lease that expires instead).
+                    jobs.release(self.db, job, worker, "the server stopped during the grade")
+                    return
                 _settle(self.db, job, worker, rc, outcome, tail)
             except Exception:  # the database went away for a moment: log, wait, carry on
                 log.exception("grading slot %s", worker)

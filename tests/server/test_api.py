@@ -90,6 +90,7 @@ def test_every_bad_request_is_a_clear_4xx(db, served):
     assert "invite token" in _error(anonymous.post("/join", json={}), 401)
     assert "unknown invite token" in _error(served.client("kata_" + "x" * 43).post("/join", json={}), 401)
     client = served.client(token)
+    assert "not triton" in _error(client.post("/join", json={"language": "triton"}), 422)
     assert "join before" in _error(client.post("/submissions", json={"kata": "vector-add",
                                                                      "files": {"kernel.cu": CORRECT}}), 409)
     _join(served, token)
