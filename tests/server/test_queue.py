@@ -107,3 +107,35 @@ def test_an_older_database_is_migrated_in_place(tmp_path):
         assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
         assert connection.execute(text("SELECT name, hidden_cases FROM assignments")).one() == ("old", None)
     database.close()
+
+
+def test_the_whole_server_on_postgresql(postgres_url):
+    from tests.server.conftest import start_server, wait_graded
+
+    database = Database(postgres_url)
+    with database.engine.begin() as c:
+        c.exec_driver_sql("TRUNCATE audit_events, submissions, candidates, assignments, server_keys")
+    running = start_server(database, workers=2)
+    try:
+        _, invited = make_assignment(database, names=("ada", "bob"))
+        views = []
+        for _, token in invited:
+            client = running.client(token)
+            assert client.post("/join", json={}).status_code == 200
+            sent = client.post("/submissions", json={"kata": "vector-add", "files": {"kernel.cu": "// CORRECT"}})
+            views.append((client, sent.json()["submission"]["id"]))
+        assert [wait_graded(c, i)["result"]["verdict"] for c, i in views] == ["pass", "pass"]
+    finally:
+        running.stop()
+        database.close()
+
+
+def test_local_slots_are_one_per_core_group(monkeypatch):
+    from grader.server import pool
+
+    monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3, 4, 5, 6, 7})
+    assert pool.plan(None, "cpu", cores_per_worker=2).cpu_groups == ((0, 1), (2, 3), (4, 5), (6, 7))
+    assert pool.plan(2, "cpu").cpu_groups == ((0, 1, 2, 3), (4, 5, 6, 7))
+    monkeypatch.setattr(pool, "_gpu_count", lambda: 4)
+    gpu = pool.plan(None, "gpu")
+    assert gpu.workers == 4 and gpu.gpus == (0, 1, 2, 3)
