@@ -6,9 +6,9 @@ none lost, p50/p95 from upload to report, grades per minute, and a grep of every
 received for the secret seed and the kata's hidden cases. --kill-every S kills a running grading
 process (SIGKILL) every S seconds: its upload must be regraded, not lost.
 
-    python bench/server_load.py --candidates 50 --workers 2 --out bench/results/server-load.json
-    python bench/server_load.py --candidates 50 --workers 2 --kill-every 30 --out ...
-    python bench/server_load.py --backend gpu --candidates 20 --workers 1 --out ...   (on a GPU host)
+    python lab/server_load.py --candidates 50 --workers 2 --out lab/results/server/load.json
+    python lab/server_load.py --candidates 50 --workers 2 --kill-every 30 --out ...
+    python lab/server_load.py --backend gpu --candidates 20 --workers 1 --out ...   (on a GPU host)
 
 Wall-clock figures depend on the machine and its load; the JSON records both.
 """

@@ -1,5 +1,5 @@
 """A real server on a loopback port (uvicorn in a thread, grading slots as in `kata serve`), with the
-pipeline replaced by tests/server/fake_grade.py so the server's own behaviour is tested in seconds;
+pipeline replaced by tests/grader/server/fake_grade.py so the server's own behaviour is tested in seconds;
 test_end_to_end.py grades with the real pipeline.
 
 PostgreSQL: `postgres_url` starts a throwaway cluster (initdb, pg_ctl) on a unix socket in a temporary
@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-FAKE = "tests.server.fake_grade:grade"
+ROOT = Path(__file__).resolve().parents[3]
+FAKE = "tests.grader.server.fake_grade:grade"
 
 
 @pytest.fixture(autouse=True)
@@ -154,7 +154,7 @@ def postgres_url():
 @pytest.fixture
 def chromium(tmp_path):
     """Headless Chromium with a throwaway profile: run(*args) -> stdout; skips where it is absent."""
-    from tests.interview.conftest import CHROMIUM, CHROMIUM_FLAGS
+    from tests.grader.practice.conftest import CHROMIUM, CHROMIUM_FLAGS
 
     if CHROMIUM is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")

@@ -1,5 +1,5 @@
 """A stand-in for the grading pipeline in the server's tests (the server runs it in its grading
-process, by name, as `--grade-function tests.server.fake_grade:grade`).
+process, by name, as `--grade-function tests.grader.server.fake_grade:grade`).
 
 The kernel's text decides: "CORRECT" passes the public tests, and the hidden ones unless it says
 "PUBLIC_ONLY" (then it fails on the last hidden case the catalogue gives it: the interviewer's own,

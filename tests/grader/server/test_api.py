@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from grader.server.app import Limits
 from grader.server.models import AuditEvent, Submission
-from tests.server.conftest import make_assignment, start_server, wait_graded
+from tests.grader.server.conftest import make_assignment, start_server, wait_graded
 
 EXTRA = {"vector-add": [{"n": 777773}]}  # the interviewer's own hidden case
 

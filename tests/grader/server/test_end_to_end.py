@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from grader import catalog
 from grader.cli import cli
-from tests.server.conftest import free_port, serve_process, wait_up
+from tests.grader.server.conftest import free_port, serve_process, wait_up
 
 
 def _kata(*args: str, ok: bool = True):

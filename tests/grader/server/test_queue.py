@@ -9,7 +9,7 @@ import pytest
 from grader.server import jobs
 from grader.server.database import Database
 from grader.server.models import Submission
-from tests.server.conftest import make_assignment
+from tests.grader.server.conftest import make_assignment
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -110,7 +110,7 @@ def test_an_older_database_is_migrated_in_place(tmp_path):
 
 
 def test_the_whole_server_on_postgresql(postgres_url):
-    from tests.server.conftest import start_server, wait_graded
+    from tests.grader.server.conftest import start_server, wait_graded
 
     database = Database(postgres_url)
     with database.engine.begin() as c:

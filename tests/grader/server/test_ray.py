@@ -10,7 +10,7 @@ import pytest
 
 from grader.server import jobs
 from grader.server.models import Submission
-from tests.server.conftest import FAKE, make_assignment
+from tests.grader.server.conftest import FAKE, make_assignment
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install ray)")
 

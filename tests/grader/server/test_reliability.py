@@ -9,7 +9,7 @@ import time
 from sqlalchemy import select
 
 from grader.server.models import AuditEvent, Submission
-from tests.server.conftest import (FAKE, free_port, make_assignment, serve_process, start_server, wait_graded,
+from tests.grader.server.conftest import (FAKE, free_port, make_assignment, serve_process, start_server, wait_graded,
                                    wait_up)
 
 SLOW = "// CORRECT SLOW\n"
