@@ -172,10 +172,17 @@ def main() -> None:
     if args.grade_function:
         command += ["--grade-function", args.grade_function]
     log = open(data / "server.log", "wb")
+    # ROOT first, and whatever PYTHONPATH already holds (a GPU host's extra wheels) after it.
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+                              env={**os.environ, "PYTHONPATH": path})
     try:
-        _wait_up(url, server)
+        try:
+            _wait_up(url, server)
+        except SystemExit:
+            log.flush()
+            print((data / "server.log").read_text(errors="replace")[-4000:], file=sys.stderr)
+            raise
         clients = []
         for i, (_, token) in enumerate(invited):
             bad = wrong is not None and i % 5 == 4
@@ -195,7 +202,7 @@ def main() -> None:
     finally:
         server.send_signal(signal.SIGINT)
         try:
-            server.wait(timeout=20)
+            server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
 
@@ -234,6 +241,8 @@ def main() -> None:
         "secrets_checked": len(secrets), "secrets_leaked": leaked,
         "http_statuses": sorted(set(st for c in clients for st in c.statuses)),
     }
+    if args.out:
+        (args.out.parent / (args.out.stem + ".server.log")).write_bytes((data / "server.log").read_bytes()[-200_000:])
     print(json.dumps(result, indent=2))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
