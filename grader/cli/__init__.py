@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from grader.cli import bench, grade, interview, practice, setup
+from grader.cli import bench, grade, interview, practice, serve, setup
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -23,7 +23,7 @@ def cli() -> None:
     """
 
 
-for _module in (grade, practice, interview, bench, setup):
+for _module in (grade, practice, interview, bench, serve, setup):
     for _command in _module.commands:
         cli.add_command(_command)
 

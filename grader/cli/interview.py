@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from grader.cli import interview_remote
 from grader.cli._errors import console as _console, handled
 from grader.errors import UsageError
 
@@ -75,6 +76,12 @@ def interview() -> None:
       kata interview submit         freeze, run the hidden tests, write the report
       kata interview status         time left, attempts and hints per kata
       kata interview report         show a submitted interview's report again
+
+    \b
+    On an interviewer's server (`kata serve`):
+      kata interview join URL TOKEN    make the workspaces; the server's clock starts
+      kata interview grade             public tests, here
+      kata interview submit            upload; the server grades with the hidden tests
     """
 
 
@@ -130,6 +137,11 @@ def grade(kata: str | None, backend: str) -> None:
     from grader.practice import sessions
     from grader.practice.store import Store
 
+    remote = interview_remote.find()
+    if remote is not None:
+        interview_remote.grade(remote, kata, backend)
+        return
+
     _submit_overdue(backend)
     with Store() as store:
         session = sessions.current(store)
@@ -153,11 +165,20 @@ def grade(kata: str | None, backend: str) -> None:
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--backend", type=BACKENDS, default="auto", show_default=True,
               help="Where to run the hidden tests.")
+@click.option("--kata", "kata", help="Server interview: upload this kata only [default: the workspace "
+              "you are in, else all].")
+@click.option("--no-wait", is_flag=True, help="Server interview: do not wait for the grade.")
 @handled
-def submit(yes: bool, backend: str) -> None:
-    """Freeze the workspaces, run the hidden tests and write the report."""
+def submit(yes: bool, backend: str, kata: str | None, no_wait: bool) -> None:
+    """Freeze the workspaces, run the hidden tests and write the report (on a server interview:
+    upload, and the server grades)."""
     from grader.practice import sessions
     from grader.practice.store import Store
+
+    remote = interview_remote.find()
+    if remote is not None:
+        interview_remote.submit(remote, kata, not no_wait)
+        return
 
     with Store() as store:
         session = sessions.current(store)
@@ -175,6 +196,11 @@ def submit(yes: bool, backend: str) -> None:
 def status(backend: str) -> None:
     """Time left, attempts and hints of the interviews, newest last."""
     from grader.practice.store import Store
+
+    remote = interview_remote.find()
+    if remote is not None:
+        interview_remote.status(remote)
+        return
 
     _submit_overdue(backend)
     console = _console()
@@ -226,4 +252,5 @@ def _verdict(outcome: dict) -> str:
     return KataOutcome.from_dict(outcome).verdict
 
 
+interview.add_command(interview_remote.join)
 commands = [interview]

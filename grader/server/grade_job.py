@@ -1,0 +1,93 @@
+"""One grade in its own process: `python -m grader.server.grade_job JOB.json OUTCOME.json`.
+
+The pool (pool.py) starts one such process per job, so a grade that crashes, hangs or is killed ends
+this process only, never the server; the learner's launch plan runs further down, in the pipeline's
+own sandboxed worker. The job's files are written to a fresh folder, graded with the hidden tests and
+the assignment's secret seed (the same pipeline as `kata interview submit`), and the KataOutcome is
+written as JSON, with "verdict" added.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+
+def grade(job: dict) -> dict:
+    from grader.errors import KataError
+    from grader.practice.interview_report import outcome_from
+    from grader.server.jobs import error_outcome
+
+    started = time.time()
+    if job.get("extra_cases"):
+        _add_hidden_cases(job["kata"], [dict(c) for c in job["extra_cases"]])
+    with tempfile.TemporaryDirectory(prefix="kata-serve-") as folder:
+        workspace = Path(folder) / job["kata"]
+        workspace.mkdir()
+        for name, text in job["files"].items():
+            (workspace / name).write_text(text)
+        (workspace / ".kata").write_text(f'kata = "{job["kata"]}"\n')
+        try:
+            report = _grade_function(job)(job["kata"], workspace, backend=job["backend"], hidden=True,
+                                          seed=int(job["seed"]))
+        except KataError as exc:  # e.g. no kernel file: the candidate's upload, graded as an error
+            return error_outcome(job["kata"], exc.message)
+        outcome = outcome_from(job["kata"], report, attempts=0, hints=0, time_used_s=0.0)
+    data = outcome.to_dict()
+    data.update(verdict=outcome.verdict, grade_s=round(time.time() - started, 3))
+    return data
+
+
+def _add_hidden_cases(kata_id: str, extra: list[dict]) -> None:
+    """The interviewer's hidden cases join the kata's own for this process's one grade: the pipeline
+    reads a kata's hidden cases from the catalogue, so this process's catalogue is given them. Safe
+    only because this process grades one job and exits."""
+    import dataclasses
+
+    from grader import catalog
+
+    load = catalog.load
+
+    def with_extra(requested: str, *args, **kwargs):
+        kata = load(requested, *args, **kwargs)
+        if requested != kata_id:
+            return kata
+        return dataclasses.replace(kata, hidden=(*kata.hidden, *extra))
+
+    catalog.load = with_extra
+
+
+def _grade_function(job: dict):
+    """The pipeline; a server started for tests may name a stand-in ("module:function")."""
+    if job.get("grade_function"):
+        import importlib
+
+        module, _, name = job["grade_function"].partition(":")
+        return getattr(importlib.import_module(module), name)
+    from grader.grading import pipeline
+
+    def real(kata, folder, *, backend, hidden, seed):
+        return pipeline.grade(kata, folder, backend=backend, hidden=hidden, seed=seed,
+                              require_sandbox=True, with_estimate=job.get("estimate", True))
+
+    return real
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[0]).read_text())
+    try:
+        outcome = grade(job)
+    except Exception:  # a bug of ours: the traceback goes to the server's log, not to the candidate
+        traceback.print_exc()
+        return 4
+    tmp = Path(argv[1] + ".tmp")
+    tmp.write_text(json.dumps(outcome))
+    tmp.replace(argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
