@@ -7,13 +7,26 @@ import traceback
 from functools import wraps
 
 import click
-from rich.console import Console
 
-from grader.errors import INTERNAL, KataError
+from grader.errors import INTERNAL, EnvironmentProblem, KataError
+from grader.terminal import console  # noqa: F401 - the commands' console, re-exported
 
 
-def console(err: bool = False) -> Console:
-    return Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
+def _print_error(exc: KataError) -> None:
+    err = console(err=True)
+    err.print(f"kata: {exc.message}", style="red")
+    if exc.hint:
+        err.print(f"  {exc.hint}")
+    sys.exit(exc.exit_code)
+
+
+def filesystem_problem(exc: OSError) -> KataError:
+    """An OSError as the exit-3 message: what could not be done to which path, and what to do."""
+    from grader.practice.store import FIX_HOME
+
+    where = f" {exc.filename}" if exc.filename else ""
+    return EnvironmentProblem(f"cannot write or read{where}: {exc.strerror or exc}",
+                              hint=f"check that folder's permissions and free space; for kata's own data, {FIX_HOME}")
 
 
 def handled(fn):
@@ -22,13 +35,13 @@ def handled(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except OSError as exc:  # a folder kata or the learner cannot write: the setup, not a bug of ours
+            if isinstance(exc, BrokenPipeError):
+                raise
+            _print_error(filesystem_problem(exc))
         except KataError as exc:
-            err = console(err=True)
-            err.print(f"kata: {exc.message}", style="red", markup=False)
-            if exc.hint:
-                err.print(f"  {exc.hint}", markup=False)
-            sys.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            _print_error(exc)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, BrokenPipeError):
             raise
         except Exception:
             click.echo(traceback.format_exc(), err=True)
@@ -36,3 +49,17 @@ def handled(fn):
                        "with the traceback above", err=True)
             sys.exit(INTERNAL)
     return wrapper
+
+
+def confirm(question: str, *, yes_flag: str = "-y") -> bool:
+    """Ask before a command replaces something; True to go on. Input that ends before an answer
+    (`< /dev/null`, a script) is a usage error that names the flag that answers yes."""
+    from grader.errors import UsageError
+
+    try:
+        return click.confirm(question, default=False)
+    except click.Abort:  # end of input, or Ctrl-C at the question
+        if sys.stdin is not None and sys.stdin.isatty():
+            return False
+        raise UsageError("kata asked before changing anything, and its input ended with no answer",
+                         hint=f"pass {yes_flag} to answer yes (nothing was changed)") from None

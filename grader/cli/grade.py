@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from grader import catalog
 from grader.grading import workspace
@@ -42,11 +43,11 @@ def list_katas(level: str | None) -> None:
 _STATE_STYLE = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
 
 
-def _progress_cells(row) -> tuple[str, str]:
+def _progress_cells(row) -> tuple[Text | str, str]:
     """(state, best score) cells of `kata list`; a pass on the CPU emulator has no score."""
     if row is None:
         return "", ""
-    state = f"[{_STATE_STYLE.get(row.state, '')}]{row.state}[/]" if row.state in _STATE_STYLE else row.state
+    state = Text(row.state, style=_STATE_STYLE.get(row.state, ""))
     if row.best_score is not None:
         best = f"{row.best_score:.2f}"
     else:
@@ -63,8 +64,11 @@ def _progress_cells(row) -> tuple[str, str]:
 @handled
 def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
     """Make a workspace for kata ID in FOLDER (default ./ID): the kernel stub, launch.py, statement.md."""
-    made, files = workspace.start(kata_id, folder, force=force, lang=lang)
     from grader.practice import progress
+
+    catalog.load(kata_id)  # an unknown id is a usage error before anything else
+    progress.require_store()  # an unwritable history: exit 3 before the workspace is made
+    made, files = workspace.start(kata_id, folder, force=force, lang=lang)
 
     progress.on_start(kata_id, made)
     out = console()
@@ -171,9 +175,10 @@ def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     out = console()
 
     def show(c) -> None:
-        mark = "[green]ok[/green]  " if c.ok else "[red]FAIL[/red]"
         detail = f" · {c.detail}" if c.detail and not c.ok else ""
-        out.print(f"{mark} {c.kata:<10} {c.item:<36} expected {c.expected}; got {c.got}{detail}")
+        line = Text.assemble(("ok  ", "green") if c.ok else ("FAIL", "red"),
+                             f" {c.kata:<10} {c.item:<36} expected {c.expected}; got {c.got}{detail}")
+        out.print(line)
 
     results = audit.check(list(kata_ids) or None, backend=backend, on_result=show)
     bad = [c for c in results if not c.ok]

@@ -126,7 +126,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         deadline = time.monotonic() + limit
 
         def late(c: _cases.Case) -> Problem:
-            return Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {len(runs)} cases, at "
+            return Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {_notes.count(len(runs), 'case')}, at "
                            f"{c.label()}: the kernel is too slow for the emulator at these sizes (a serial loop, "
                            "a launch per element?); --case runs one case, or grade on a GPU")
 
@@ -209,7 +209,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             tail = f"; {estimate.headline()}" if estimate is not None else ""
             notes = dict(notes=(*base["notes"], note)) if note else {}
             return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
+                               headline=f"passed {_notes.count(correctness.cases_run, 'case')}{tail}{_notes.diagnostic(case)}", reasons=(),
                                estimate=estimate, **common)
         from grader.performance.model.stage import beside_measurement
 
@@ -228,7 +228,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         summary = getattr(perf, "summary", None)
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
-                           headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
+                           headline=f"passed {_notes.count(correctness.cases_run, 'case')}{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, estimate=model.result(), **common)
 
 
@@ -259,7 +259,8 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     name = sub.kernel.name
     if not raw.strip():
         return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
-                                  f"(or `kata start {sub.kata.id} --force` for a fresh stub)")
+                                  f"(or `kata start {sub.kata.id} {_notes.as_typed(sub.folder)} --force` for a fresh stub "
+                                  "in this folder)")
     if b"\0" in raw:
         return None, CompileStage(False, (), "", f"{name} is not a text file (it holds NUL bytes): "
                                   "is it a binary that was saved under this name?")

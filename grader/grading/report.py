@@ -17,14 +17,16 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from grader.grading.grade_notes import count
 from grader.grading.stages import GradeReport
+from grader.terminal import Terminal
 
 _VERDICT_STYLE = {"pass": ("PASS", "bold green"), "fail": ("FAIL", "bold red"), "error": ("ERROR", "bold yellow")}
 MAX_FINDINGS = 8
 
 
 def render(report: GradeReport, console: Console | None = None, extra: str | None = None) -> None:
-    console = console or Console(highlight=False, soft_wrap=True)
+    console = console or Terminal()
     label, style = _VERDICT_STYLE.get(report.verdict, ("?", "bold"))
     head = Text()
     head.append(f" {label} ", style=f"{style} reverse")
@@ -53,7 +55,7 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
         console.print(Text(f"  rerun: {failure.rerun}", style="cyan"))
     elif report.correctness is not None:
         cr = report.correctness
-        console.print(f"  correctness: {cr.cases_run} cases passed ({cr.public} public, {cr.drawn} drawn "
+        console.print(f"  correctness: {count(cr.cases_run, 'case')} passed ({cr.public} public, {cr.drawn} drawn "
                       f"by hypothesis with seed {cr.seed}" + (f", {cr.hidden} hidden" if cr.hidden else "") + ")")
     if c.ok and c.warnings_shown():
         for d in c.warnings_shown():
@@ -127,7 +129,7 @@ def _resources(console: Console, report: GradeReport) -> None:
                       f"{o.fraction:.0%} ({o.block_threads} thr/block)" if o else "-",
                       " and ".join(o.limiters) if o else "-")
     console.print("  resources (ptxas, sm_90):", style="bold")
-    console.print(Padding(table, (0, 0, 0, 4)))
+    console.print(Padding(table, (0, 0, 0, 4), expand=False))
 
 
 def _case(params: dict | None) -> str:
@@ -162,7 +164,7 @@ def _memory(console: Console, report: GradeReport) -> None:
     table.add_row("shared bank-conflict degree", f"{rep.bank_conflict_degree:.2f}x", "1.00x")
     table.add_row("branch efficiency", f"{rep.branch_efficiency:.0%}", "100%")
     table.add_row("global atomic requests", f"{rep.atomics:,}", "")
-    console.print(Padding(table, (0, 0, 0, 4)))
+    console.print(Padding(table, (0, 0, 0, 4), expand=False))
     for spot in rep.hotspots:
         console.print(f"    {spot}", style="yellow")
     if m.note:
