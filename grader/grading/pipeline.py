@@ -112,6 +112,8 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     rerun_base = _rerun_command(sub, kata_id, backend)
     on_gpu = _on_gpu(chosen)
     with contextlib.ExitStack() as stack:
+        if on_gpu and case is None:  # a fresh machine's bench inputs: made while the cases run
+            stack.callback(_early_bench_inputs(kata, seed))
         worker = stack.enter_context(Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP))
         # The sanitizer runs on kata's emulator; a GPU grade starts a CPU worker for it when needed.
         emulator = stack.enter_context(Worker(dataclasses.replace(program, backend="cpu"), timeout_s=timeout_s,
@@ -239,6 +241,16 @@ def _on_windows() -> bool:
 def _on_gpu(backend: str) -> bool:
     """Whether the grade takes the GPU path: timings, and the emulator borrowed for the sanitizer."""
     return backend == "gpu"
+
+
+def _early_bench_inputs(kata, seed: int):
+    """Start making the bench cases this grade's performance stage will need; returns the callback
+    that stops what is still running when the grade ends without that stage."""
+    from grader.performance import bench_pool
+    from grader.performance.prefetching import bench_seeds
+
+    started = bench_pool.start_early(kata, bench_seeds(len(kata.bench.cases), seed))
+    return lambda: bench_pool.stop(started)
 
 
 def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
