@@ -49,6 +49,11 @@ class Terminal(Console):
         if not self.is_terminal and "width" not in kwargs:
             self.width = PIPE_WIDTH
 
+    def on_broken_pipe(self) -> None:
+        """rich's default exits with status 1: here the command goes on, so a passing grade read
+        by `head -1` still exits 0."""
+        stop_output(self.file)
+
     @property
     def piped(self) -> bool:
         return not self.is_terminal
@@ -98,3 +103,54 @@ def stop_output(stream=None) -> None:
 
 def console(err: bool = False) -> Terminal:
     return Terminal(file=sys.stderr if err else sys.stdout)
+
+
+class StatusLine:
+    """The grade's stage on stderr while it works: `⠋ cases 7/26 · 4 s`, shown once a grade has
+    run for DELAY_S (a quick grade never flickers) and erased when it ends. On a terminal by
+    default; piped or redirected only when asked (`--progress`), and then as one plain line per
+    stage, so a log gets no spinner frames. Use as `with StatusLine(mode) as line:` and hand
+    `line.update` to grader.grading.stage_progress.listening."""
+
+    DELAY_S = 2.0
+
+    def __init__(self, mode: str = "auto", console: Terminal | None = None):
+        import time
+
+        self._clock = time.monotonic
+        self.console = console or Terminal(file=sys.stderr)
+        self.shown = mode == "on" or (mode == "auto" and self.console.is_terminal)
+        self.animated = self.shown and self.console.is_terminal
+        self.started = self._clock()
+        self.text = "starting"
+        self._last_stage = None
+        self._live = None
+        self._spinner = None
+
+    def update(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        count = "" if done is None else (f" {done}/{total}" if total and done <= total else f" {done}")
+        self.text = f"{stage}{count}"
+        if self.shown and not self.animated and stage != self._last_stage:
+            self.console.print(f"kata: {stage}", style="dim")
+        self._last_stage = stage
+
+    def __rich__(self):
+        elapsed = self._clock() - self.started
+        if elapsed < self.DELAY_S:
+            return Text("")
+        self._spinner.text = Text(f"{self.text} · {elapsed:.0f} s", style="dim")
+        return self._spinner
+
+    def __enter__(self) -> "StatusLine":
+        if self.animated:
+            from rich.live import Live
+            from rich.spinner import Spinner
+
+            self._spinner = Spinner("dots")
+            self._live = Live(self, console=self.console, transient=True, refresh_per_second=8)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._live is not None:
+            self._live.__exit__(*exc)

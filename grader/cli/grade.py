@@ -87,18 +87,25 @@ def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
 @click.option("--seed", type=int, default=None, help="hypothesis seed and data seed (default 0)")
 @click.option("--examples", type=click.IntRange(0, 1000), default=None,
               help="how many cases hypothesis draws (default 12)")
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="the stage being run, on stderr (default: only when stderr is a terminal)")
+@click.option("--html", "as_html", is_flag=True,
+              help="also write the grade as a page to look at: kata-grade.html in the graded folder")
 @handled
-def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -> None:
+def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples, show_progress, as_html) -> None:
     """Grade the kernel in FOLDER (default: here): compile, test, sanitize, measure."""
-    from grader.grading import pipeline, report as _report
+    from grader.grading import pipeline, report as _report, stage_progress
     from grader.practice import progress
     from grader.grading.cases import parse_overrides
+    from grader.terminal import StatusLine
 
     only = None
     if case_pairs:
         sub = workspace.locate(folder, kata_id)
         only = parse_overrides(case_pairs, sub.kata)
-    result = pipeline.grade(kata_id, folder, backend=backend, seed=seed, examples=examples, case=only)
+    mode = {None: "auto", True: "on", False: "off"}[show_progress]
+    with StatusLine(mode) as status, stage_progress.listening(status.update):
+        result = pipeline.grade(kata_id, folder, backend=backend, seed=seed, examples=examples, case=only)
     line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
@@ -111,6 +118,11 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -
         click.echo(_report.to_json(result))
     else:
         _report.render(result, console(), extra=line)
+    if as_html:
+        from grader.grading import report_html
+
+        page = report_html.write(result)
+        console(err=True).print(f"wrote {page} (open it in a browser)", style="dim")
     if unrecorded is not None:
         raise unrecorded  # exit 3: the grade was shown, the history is what needs fixing
     sys.exit({"pass": 0, "fail": 1}.get(result.verdict, INTERNAL))

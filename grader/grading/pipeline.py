@@ -21,6 +21,7 @@ from pathlib import Path
 
 from grader.grading import cases as _cases
 from grader.grading import grade_notes as _notes
+from grader.grading import stage_progress as _progress
 from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
@@ -60,7 +61,7 @@ def choose_backend(requested: str) -> tuple[str, str]:
     if requested == "gpu":
         if not available:
             raise EnvironmentProblem("--backend gpu: CuPy sees no CUDA GPU on this machine",
-                                     hint="install kata[gpu] on a machine with a GPU, or use --backend cpu")
+                                     hint="pip install -e '.[gpu]' in your kata checkout on a machine with a GPU, or use --backend cpu")
         return "gpu", "--backend gpu"
     if requested != "auto" and ":" not in requested:
         raise UsageError(f"--backend {requested!r}: choose auto, gpu or cpu")
@@ -93,6 +94,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
     # happens to the files while the grade runs.
     raw, launch_text = sub.kernel.read_bytes(), _notes.read_text(sub.launch)
     base["sources"] = _notes.sources_hash(sub, raw, launch_text)
+    _progress.stage("compile")
     compiled, stage = _compile(sub, raw, launch_text)
     if compiled is not None and compiled.notes:  # e.g. clang without ptxas: no resources
         base["notes"] = (*base["notes"], *compiled.notes)
@@ -132,11 +134,14 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                            f"{c.label()}: the kernel is too slow for the emulator at these sizes (a serial loop, "
                            "a launch per element?); --case runs one case, or grade on a GPU")
 
+        planned = 1 if case is not None else len(kata.public) + examples  # hidden and shrinking add more
+
         def attempt(c: _cases.Case) -> CaseOutcome:
             left = deadline - time.monotonic()
             if left < 1.0:
                 return CaseOutcome(c, True, "timeout", None, late(c), (), (), 0)
             worker.timeout_s = min(timeout_s, left)  # a case may not outlast the grade
+            _progress.stage("cases", len(runs) + 1, planned)
             data = _cases.materialize(kata, c)
             outcome, result = run_case(kata, worker, data)
             if outcome.reason == "timeout" and left < timeout_s:  # stopped by the grade's deadline
@@ -166,6 +171,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                    reasons=("compile-error",), compile=stage)
             if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
                 data = runs[search.failure.case.label()][0]
+                _progress.stage("diagnosing the failing case")
                 failure, findings = diagnose(kata, emulator, data, failure, findings, label)
                 correctness = dataclasses.replace(correctness, failure=failure)
             verdict = "error" if failure.reason == "" else "fail"
@@ -176,11 +182,13 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             _prefetch(worker, kata.id, seed)
         # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
         emulator.timeout_s = min(timeout_s, max(10.0, deadline - time.monotonic()))  # near the deadline: short
+        _progress.stage("sanitizer")
         memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
         if not any(f.severity == "error" for f in memory.findings):
             # The sanitizer's findings show only on the cases whose data and code paths trigger them
             # (a one-warp tail, a ragged tile fill): the public edge cases run with it on too. On
             # the GPU they also meet the engine (deadlock, out-of-bounds) only here.
+            _progress.stage("sanitizer on the public cases")
             memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory,
                                   budget_s=max(0.0, min(SCREEN_BUDGET_S, deadline - time.monotonic())))
         findings = merge_findings([*findings, *memory.findings])
@@ -205,6 +213,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
                                                       "CUDA C kernel; a Triton or numba kernel is compiled per "
                                                       "launch, which it does not follow yet (a GPU grade times it)")
             else:
+                _progress.stage("H200 model")
                 estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
             if occupancy:  # the bench-shape launches, not the small case's
                 common["resources"] = ResourceStage(resources.kernels, occupancy)
@@ -216,6 +225,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
         from grader.performance.model.stage import beside_measurement
 
         # The H200 model's estimate, on the emulator's worker while the GPU worker times.
+        _progress.stage("timing on the GPU")
         with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed, enabled=not python_kernel) as model:
             perf, problem = _performance(worker, kata.id, compiled, seed, python_kernel)
         if problem is not None:

@@ -92,7 +92,7 @@ def test_without_triton_lang_triton_exits_3_naming_the_install(kata, monkeypatch
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
     r = kata("start", "reduce", "ws", "--lang", "triton")
-    assert r.exit_code == 3 and "pip install 'kata[triton]'" in r.output
+    assert r.exit_code == 3 and "pip install 'triton==3.9.0'" in r.output and "kata[triton]" not in r.output
 
 
 def test_switching_a_workspace_to_triton_keeps_the_cuda_kernel_aside(kata):
