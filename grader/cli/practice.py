@@ -179,8 +179,10 @@ def watch_folder(folder: Path, regrade, *, stop_event=None, debounce_ms: int = 3
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--backend", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               show_default=True, help="Where to run the kernel.")
+@click.option("--html", "as_html", is_flag=True,
+              help="rewrite kata-grade.html in DIRECTORY after each grade (keep it open in a browser)")
 @handled
-def watch(directory: Path, backend: str) -> None:
+def watch(directory: Path, backend: str, as_html: bool) -> None:
     """Regrade a workspace on every save.
 
     Grades DIRECTORY (default: the current folder) now, then again each time a .cu or .py file
@@ -192,7 +194,8 @@ def watch(directory: Path, backend: str) -> None:
         what = f"{', '.join(p.name for p in changed)} changed" if changed else "first grade"
         click.secho(f"\n── {time.strftime('%H:%M:%S')} · {what} · grading", bold=True)
         try:
-            command.main(args=[str(directory), "--backend", backend], prog_name="kata grade",
+            command.main(args=[str(directory), "--backend", backend, *(["--html"] if as_html else [])],
+                         prog_name="kata grade",
                          standalone_mode=False)
         except SystemExit:
             pass  # grade's exit code says pass/fail; watching goes on either way

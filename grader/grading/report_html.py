@@ -17,7 +17,7 @@ from grader.grading.stages import GradeReport
 PAGE_NAME = "kata-grade.html"
 #: the roofline's axes: arithmetic intensity (flop per compulsory byte) and flop/s, log scales
 AI_RANGE = (1 / 16, 256.0)
-PLOT = dict(w=460, h=300, left=60, right=20, top=20, bottom=44)
+PLOT = dict(w=400, h=280, left=60, right=20, top=20, bottom=44)
 
 
 @dataclass
@@ -180,7 +180,7 @@ def _grid(case) -> dict | None:
     util = case.utilisation
     dram = float(util.get("dram", 0.0))
     sm = max([float(v) for k, v in util.items() if k in ("issue", "shared") or k.startswith("pipe:")] or [0.0])
-    size = 220
+    size = 200
     return dict(size=size, dram=dram, sm=sm, x=round(30 + dram * size, 1), y=round(10 + (1 - sm) * size, 1),
                 bound=case.bound, resource=case.resource)
 

@@ -55,6 +55,7 @@ class KataOutcome:
     late_save_s: float = 0.0  # a source was last saved this long after the deadline (0: in time)
     snapshot_before_s: float = 0.0  # graded from the snapshot this long before the deadline (deadline.py)
     problem: str = ""  # why the kata fails although every output matched (a sanitizer finding)
+    grade_page: str = ""  # the submit's `kata grade --html` page, relative to the session folder ("" if none)
 
     @property
     def verdict(self) -> str:
@@ -262,7 +263,7 @@ def solution_of(kata) -> tuple[str, str]:
 
 
 def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s: float,
-                 late_save_s: float = 0.0, snapshot_before_s: float = 0.0) -> KataOutcome:
+                 late_save_s: float = 0.0, snapshot_before_s: float = 0.0, grade_page: str = "") -> KataOutcome:
     """One kata's outcome from the GradeReport of its submit."""
     from grader import catalog
 
@@ -281,7 +282,7 @@ def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s
         hints_total=len(kata.hints), solution=solution, explanation=explanation,
         backend=str(getattr(report, "backend", "") or ""), late_save_s=late_save_s,
         snapshot_before_s=snapshot_before_s,
-        problem=problem)
+        problem=problem, grade_page=grade_page)
 
 
 def _describe(stage) -> str:

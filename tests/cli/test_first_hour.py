@@ -245,3 +245,21 @@ def test_grade_progress_flag_names_the_stages_on_stderr(tmp_path):
     assert "kata: compile" in r.stderr and "kata: compile" not in r.stdout
     quiet = CliRunner().invoke(cli, ["grade", str(ws), "--backend", "cpu"])
     assert "kata: compile" not in quiet.stderr
+
+
+def test_interview_report_links_each_katas_grade_page(tmp_path, fake_backend, monkeypatch):
+    from grader.cli import interview
+
+    monkeypatch.setattr(interview, "require_sandbox", lambda: None)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["interview", "start", "--katas", "vector-add", "--minutes", "30"]).exit_code == 0
+    (session,) = [p for p in tmp_path.iterdir() if (p / "vector-add").is_dir()]
+    from grader.catalog import load
+
+    for name in ("kernel.cu", "launch.py"):
+        (session / "vector-add" / name).write_text((load("vector-add").solution_dir / name).read_text())
+    r = runner.invoke(cli, ["interview", "submit", "-y"])
+    assert r.exit_code in (0, 1), r.output
+    report = next(session.glob("*.html")).read_text()
+    link = ".submitted/vector-add/kata-grade.html"
+    assert f'href="{link}"' in report and "kata grade · vector-add" in (session / link).read_text()
