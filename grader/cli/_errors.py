@@ -2,6 +2,7 @@
 else is a bug of ours, printed with its traceback and exit code 4."""
 from __future__ import annotations
 
+import errno
 import sys
 import traceback
 from functools import wraps
@@ -10,6 +11,10 @@ import click
 
 from grader.errors import INTERNAL, EnvironmentProblem, KataError
 from grader.terminal import console  # noqa: F401 - the commands' console, re-exported
+
+
+#: what an unwritable, full or misconfigured folder raises: the machine's setup, exit 3
+SETUP_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.EISDIR}
 
 
 def _print_error(exc: KataError) -> None:
@@ -35,15 +40,13 @@ def handled(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except OSError as exc:  # a folder kata or the learner cannot write: the setup, not a bug of ours
-            if isinstance(exc, BrokenPipeError):
-                raise
-            _print_error(filesystem_problem(exc))
         except KataError as exc:
             _print_error(exc)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, BrokenPipeError):
             raise
-        except Exception:
+        except Exception as exc:  # noqa: BLE001 - the one place a bug of ours is reported
+            if isinstance(exc, OSError) and exc.errno in SETUP_ERRNOS:  # a folder nobody can write: the setup
+                _print_error(filesystem_problem(exc))
             click.echo(traceback.format_exc(), err=True)
             click.echo("kata: internal error (a bug in kata, not in your kernel); please report it "
                        "with the traceback above", err=True)

@@ -263,3 +263,13 @@ def test_interview_report_links_each_katas_grade_page(tmp_path, fake_backend, mo
     report = next(session.glob("*.html")).read_text()
     link = ".submitted/vector-add/kata-grade.html"
     assert f'href="{link}"' in report and "kata grade · vector-add" in (session / link).read_text()
+
+
+def test_setup_says_exit_3_for_an_unwritable_home(unwritable_home, monkeypatch):
+    from harness.frontends import clang, cuda_folder
+
+    if not clang.available():
+        pytest.skip("the clang front end is not installed: setup has nothing to write")
+    monkeypatch.delenv(cuda_folder.ENV, raising=False)
+    r = CliRunner().invoke(cli, ["setup"])
+    assert r.exit_code == 3 and "Traceback" not in r.output and "KATA_HOME" in r.output
