@@ -50,3 +50,14 @@ def as_typed(folder: Path) -> str:
     except (ValueError, OSError):
         return str(Path(folder).resolve())
     return str(rel) if str(rel) != "." else "."
+
+
+def compiler(compiled) -> str:
+    """Who compiled the kernel, as the report's backend line names it: every grade says so, and a
+    clang grade (where NVRTC is missing, or KATA_FRONTEND=clang) says why."""
+    if compiled.frontend == "nvrtc":
+        major, minor = compiled.nvrtc_version
+        return f"NVRTC {major}.{minor}" if major else "NVRTC"
+    why = next((n[len(f"compiled with {compiled.frontend} "):] for n in compiled.notes
+                if n.startswith(f"compiled with {compiled.frontend} (")), "")
+    return f"{compiled.frontend} {why}".strip()

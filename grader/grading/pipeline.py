@@ -301,7 +301,7 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     except CompilerUnavailable as exc:  # its hint: what to install, or `kata setup` for clang's CUDA folder
         raise EnvironmentProblem(str(exc), hint=exc.hint) from None
     stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
-                         nvrtc_version=compiled.nvrtc_version)
+                         nvrtc_version=compiled.nvrtc_version, compiler=_notes.compiler(compiled))
     return compiled, stage
 
 

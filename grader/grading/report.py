@@ -67,7 +67,8 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
     _estimate(console, report)
     for note in report.notes:
         console.print(f"  note: {note}", style="dim")
-    console.print(f"  backend: {report.backend} ({report.backend_reason})", style="dim")
+    compiled_by = f" · compiled by {c.compiler}" if c.compiler else ""
+    console.print(f"  backend: {report.backend} ({report.backend_reason}){compiled_by}", style="dim")
     if extra:
         console.print(f"  {extra}", style="dim")
 
@@ -227,7 +228,7 @@ def to_dict(report: GradeReport) -> dict:
         "headline": report.headline,
         "reasons": list(report.reasons),
         "workspace": report.workspace,
-        "compile": {"ok": c.ok, "message": c.message or None,
+        "compile": {"ok": c.ok, "message": c.message or None, "compiler": c.compiler or None,
                     "diagnostics": [{"file": d.file, "line": d.line, "severity": d.severity,
                                      "message": d.message} for d in c.diagnostics]},
         "resources": _plain(report.resources.kernels) if report.resources else [],

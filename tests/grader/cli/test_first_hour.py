@@ -273,3 +273,14 @@ def test_setup_says_exit_3_for_an_unwritable_home(unwritable_home, monkeypatch):
     monkeypatch.delenv(cuda_folder.ENV, raising=False)
     r = CliRunner().invoke(cli, ["setup"])
     assert r.exit_code == 3 and "Traceback" not in r.output and "KATA_HOME" in r.output
+
+
+def test_every_grade_names_its_compiler(kata, tmp_path):
+    from harness.frontends import nvrtc
+
+    if not nvrtc.available():
+        pytest.skip("NVRTC is not installed")
+    ws = _workspace(kata, tmp_path, source="not C\n")
+    r = kata("grade", str(ws), "--backend", "cpu")
+    assert "· compiled by NVRTC 1" in r.output.splitlines()[-2]  # the backend line
+
