@@ -42,8 +42,9 @@ def test_the_page_shows_each_lines_share_and_counters(graded):
     assert any(r.branch.endswith("%") for r in rows.values())
     assert page["grid"]["resource"] == "dram" and page["grid"]["dram"] > 0.8
     assert page["roofline"]["points"][0][2].kind == "estimate"
-    (kernel,) = page["occupancy"]
-    assert any(b["limits"] and b["width"] == 100 for b in kernel["bars"])
+    for kernel in page["occupancy"]:  # none where clang made PTX only (no ptxas resources)
+        assert any(b["limits"] and b["width"] == 100 for b in kernel["bars"])
+    assert page["occupancy"] or graded.resources.occupancy == ()
 
 
 def test_learner_text_is_escaped_not_interpreted(graded):
@@ -73,6 +74,7 @@ def test_chromium_draws_every_figure_where_the_layout_puts_it(graded, tmp_path):
     assert has((0x1a, 0x7f, 0x37), (0, 0, 300, 60))  # the green PASS badge, top left
     assert has((0x09, 0x69, 0xda), (0, 100, 600, 500))  # the roofline's ceiling, first figure
     assert has((0xfb, 0x85, 0x00), (500, 100, 1200, 500))  # the estimate on the bound grid, beside it
-    assert has((0xcf, 0x22, 0x2e), (0, 100, 1200, 900))  # the limiting occupancy resource
+    if graded.resources.occupancy:
+        assert has((0xcf, 0x22, 0x2e), (0, 100, 1200, 900))  # the limiting occupancy resource
     blank = int((pixels == np.array((0xfa, 0xfa, 0xfa))).all(axis=2).sum())
     assert blank < 0.8 * 1200 * 900  # a page, not an empty background

@@ -50,6 +50,9 @@ def test_mistakes_unlock_with_a_pass_then_show_diff_and_finding(tmp_path):
     assert "-        if (e < n) v" not in first.output  # reduce's patches are of reduce's solution
     assert "+    gpu.launch" in first.output or "too_many_threads" in first.output
     assert "grading missing_syncthreads" in first.output
+    lines = set(first.output.splitlines())
+    for m in wrong.mistakes("reduce", catalog.load("reduce").solution_dir):  # piped: no diff line cut at 80
+        assert all(line in lines for line in m.diff().rstrip().splitlines() if line.strip())
     second = runner.invoke(cli, ["mistakes", "reduce"])
     assert second.exit_code == 0 and "grading" not in second.output  # cached
     assert second.output.count("FAIL") == first.output.count("FAIL") == len(names)
