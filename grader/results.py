@@ -18,6 +18,7 @@ class CompileStage:
     log: str  # NVRTC's whole log
     message: str = ""  # our own sentence when the file never reached NVRTC (empty, binary, launch.py syntax)
     nvrtc_version: tuple[int, int] = (0, 0)
+    compiler: str = ""  # who compiled it, for the report's last line: "NVRTC 13.0", "clang (KATA_FRONTEND=clang)"
 
     def warnings_shown(self) -> tuple:
         """Compiler warnings worth a line in a passing or failing report (at most 3)."""

@@ -5,8 +5,8 @@
 Needs a CUDA GPU that CuPy sees; without one it says so and exits 2 at once. The machine's
 calibration (`kata calibrate`) is measured once into a scratch KATA_HOME and copied into each
 kata's fresh KATA_HOME, so "first" is a kata's first grade on a calibrated machine: empty compile
-and bench-input caches. Each kata is graded twice with `python -m grader grade solutions/ID --kata
-ID --backend gpu --json` in a subprocess: "first" with the empty caches, "second" with what the
+and bench-input caches. Each kata is graded twice with `python lab/grade_phases.py solutions/ID
+--kata ID --backend gpu` (the grade `kata grade --json` runs, its steps timed) in a subprocess: "first" with the empty caches, "second" with what the
 first left. Writes first-gpu-grade.md (the table, with the performance stage's phases) and
 first-gpu-grade.json into DIR (default $OUT, else lab/results), rewritten after every kata, so
 a call cut short still leaves the katas done; katas not reached within --budget are listed.
@@ -43,9 +43,11 @@ def gpu_present() -> tuple[bool, str]:
 
 
 def grade(kata_id: str, home: Path, timeout: float, backend: str = "gpu") -> dict:
+    """One grade in a subprocess through lab/grade_phases.py (the grade `kata grade --json` runs,
+    with the whole grade's steps timed as well as the performance stage's)."""
     env = dict(os.environ, KATA_HOME=str(home))
-    cmd = [sys.executable, "-m", "grader", "grade", f"solutions/{kata_id}", "--kata", kata_id,
-           "--backend", backend, "--json"]
+    cmd = [sys.executable, str(ROOT / "lab" / "grade_phases.py"), f"solutions/{kata_id}", "--kata", kata_id,
+           "--backend", backend]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
@@ -53,13 +55,14 @@ def grade(kata_id: str, home: Path, timeout: float, backend: str = "gpu") -> dic
         return dict(wall=time.perf_counter() - t0, verdict="timeout", headline=f"over {timeout:.0f} s", phases={})
     wall = time.perf_counter() - t0
     try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
+        out = json.loads(proc.stdout)
+        report = out["report"]
+    except (json.JSONDecodeError, KeyError, TypeError):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return dict(wall=wall, verdict=f"error (exit {proc.returncode})", headline=tail[0], phases={})
+        return dict(wall=wall, verdict=f"error (exit {proc.returncode})", headline=tail[0], phases={}, grade={})
     perf = report.get("performance") or {}
     return dict(wall=wall, verdict=report.get("verdict", "?"), headline=report.get("headline", ""),
-                phases=perf.get("phases") or {}, data_s=perf.get("data_s"))
+                phases=perf.get("phases") or {}, data_s=perf.get("data_s"), grade=out.get("phases") or {})
 
 
 def _phases(p: dict) -> str:
@@ -97,8 +100,9 @@ def main(argv=None) -> int:
             f"- date: {started:%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores",
             f"- `kata calibrate` once first: {calibrate_s:.1f} s (exit {cal.returncode}), copied into each fresh KATA_HOME",
             f"- goal: first grade at most {GOAL_S:.0f} s", "",
-            "| kata | verdict | first s | second s | first: performance phases (s) | second: phases (s) |",
-            "|---|---|---|---|---|---|"]
+            "| kata | verdict | first s | second s | first: grade steps (s) | first: performance phases (s) "
+            "| second: grade steps (s) | second: performance phases (s) |",
+            "|---|---|---|---|---|---|---|---|"]
     for kata_id in ids:
         if time.perf_counter() - t0 > args.budget:
             skipped.append(kata_id)
@@ -114,7 +118,8 @@ def main(argv=None) -> int:
         if first["wall"] > GOAL_S or first["verdict"] != "pass":
             over.append(kata_id)
         row = (f"| {kata_id} | {first['verdict']} | {first['wall']:.1f} | {second['wall']:.1f} | "
-               f"{_phases(first['phases'])} | {_phases(second['phases'])} |")
+               f"{_phases(first['grade'])} | {_phases(first['phases'])} | "
+               f"{_phases(second['grade'])} | {_phases(second['phases'])} |")
         rows.append(row)
         print(row, flush=True)
         tail = ["", f"First grade over {GOAL_S:.0f} s (or not passing): {', '.join(over) if over else 'none'}"]

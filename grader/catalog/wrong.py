@@ -83,18 +83,20 @@ def mistakes(kata_id: str, solution_dir: Path) -> list[Mistake]:
     return found
 
 
-def kernel_source(mistake: Mistake) -> str:
-    """The wrong kernel's full source: the patch applied to the solution (header lines first)."""
+def kernel_source(mistake: Mistake, header: bool = True) -> str:
+    """The wrong kernel's full source: the patch applied to the solution (header lines first,
+    unless header is False: then its lines are numbered as the diff's and the solution's)."""
     text = mistake.path.read_text()
     if not mistake.is_patch:
-        return text
+        return text if header else "".join(_body_lines(text))
     solution = solution_kernel(mistake.path.parent.parent)
     cut = text.find("\n--- ") + 1  # 0 when the patch has no hunks (the bug is in its launch.py)
-    header, diff = (text[:cut], text[cut:]) if cut else (text, "")
-    return header + apply(solution.read_text(), diff, where=mistake.path)
+    head, diff = (text[:cut], text[cut:]) if cut else (text, "")
+    return (head if header else "") + apply(solution.read_text(), diff, where=mistake.path)
 
 
-def materialise(kata_id: str, name: str, dest: Path | None = None, lang: str = "cuda") -> Path:
+def materialise(kata_id: str, name: str, dest: Path | None = None, lang: str = "cuda",
+                header: bool = True) -> Path:
     """A folder holding the wrong kernel as kernel.cu (kernel.py for triton, numba) and its
     launch.py, ready to grade."""
     from grader import catalog
@@ -107,7 +109,7 @@ def materialise(kata_id: str, name: str, dest: Path | None = None, lang: str = "
     mistake = found[name]
     folder = Path(dest) if dest else Path(tempfile.mkdtemp(prefix=f"kata-{kata_id}-")) / name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / solution_kernel(sol).name).write_text(kernel_source(mistake))
+    (folder / solution_kernel(sol).name).write_text(kernel_source(mistake, header))
     shutil.copy(mistake.launch or sol / "launch.py", folder / "launch.py")
     return folder
 

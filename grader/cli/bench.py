@@ -47,7 +47,7 @@ def bench_command(targets, kata_id, out_dir, backend):
       kata bench ./my-reduce --backend cpu
                                  no GPU: estimates for the H200 from kata's performance model
     """
-    from rich.console import Console
+    from grader.terminal import Terminal
     from rich.table import Table
 
     from harness.measure import calibrate
@@ -58,7 +58,7 @@ def bench_command(targets, kata_id, out_dir, backend):
         return
     backend = _gpu()
     cal, fresh = calibrate.load_or_calibrate(backend)
-    console = Console()
+    console = Terminal()
     console.print(("calibrated now: " if fresh else "calibration: ") + cal.describe())
     rows = [bench_one(k, folder, backend=backend, calibration=cal, label=label, isolated=iso)
             for k, folder, label, iso in jobs]
@@ -78,12 +78,12 @@ def bench_command(targets, kata_id, out_dir, backend):
 
 
 def _bench_cpu(jobs, out_dir: Path) -> None:
-    from rich.console import Console
+    from grader.terminal import Terminal
     from rich.table import Table
 
     from grader.performance.model import LABEL, bench_cpu
 
-    console = Console()
+    console = Terminal()
     console.print(LABEL)
     rows = [bench_cpu.bench_row(k, folder, label) for k, folder, label, _ in jobs]
     table = Table(*bench_cpu.HEAD)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from grader import catalog
 from grader.grading import workspace
@@ -43,11 +44,11 @@ def list_katas(level: str | None) -> None:
 _STATE_STYLE = {"passing": "green", "failing": "red", "started": "yellow", "not started": "dim"}
 
 
-def _progress_cells(row) -> tuple[str, str]:
+def _progress_cells(row) -> tuple[Text | str, str]:
     """(state, best score) cells of `kata list`; a pass on the CPU emulator has no score."""
     if row is None:
         return "", ""
-    state = f"[{_STATE_STYLE.get(row.state, '')}]{row.state}[/]" if row.state in _STATE_STYLE else row.state
+    state = Text(row.state, style=_STATE_STYLE.get(row.state, ""))
     if row.best_score is not None:
         best = f"{row.best_score:.2f}"
     else:
@@ -64,8 +65,11 @@ def _progress_cells(row) -> tuple[str, str]:
 @handled
 def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
     """Make a workspace for kata ID in FOLDER (default ./ID): the kernel stub, launch.py, statement.md."""
-    made, files = workspace.start(kata_id, folder, force=force, lang=lang)
     from grader.practice import progress
+
+    catalog.load(kata_id)  # an unknown id is a usage error before anything else
+    progress.require_store()  # an unwritable history: exit 3 before the workspace is made
+    made, files = workspace.start(kata_id, folder, force=force, lang=lang)
 
     progress.on_start(kata_id, made)
     out = console()
@@ -84,19 +88,26 @@ def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
 @click.option("--seed", type=int, default=None, help="hypothesis seed and data seed (default 0)")
 @click.option("--examples", type=click.IntRange(0, 1000), default=None,
               help="how many cases hypothesis draws (default 12)")
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="the stage being run, on stderr (default: only when stderr is a terminal)")
+@click.option("--html", "as_html", is_flag=True,
+              help="also write the grade as a page to look at: kata-grade.html in the graded folder")
 @handled
-def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -> None:
+def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples, show_progress, as_html) -> None:
     """Grade the kernel in FOLDER (default: here): compile, test, sanitize, measure."""
-    from grader.grading import pipeline, report as _report
+    from grader.grading import pipeline, report as _report, stage_progress
     from grader.practice import progress
     from grader.grading.cases import parse_overrides
+    from grader.terminal import StatusLine
 
     only = None
     if case_pairs:
         sub = workspace.locate(folder, kata_id)
         only = parse_overrides(case_pairs, sub.kata)
-    result = pipeline.grade(kata_id, folder, backend=_wiring.backend(backend), seed=seed, examples=examples,
-                            case=only)
+    mode = {None: "auto", True: "on", False: "off"}[show_progress]
+    with StatusLine(mode) as status, stage_progress.listening(status.update):
+        result = pipeline.grade(kata_id, folder, backend=_wiring.backend(backend), seed=seed, examples=examples,
+                                case=only)
     line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
@@ -109,6 +120,11 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -
         click.echo(_report.to_json(result))
     else:
         _report.render(result, console(), extra=line)
+    if as_html:
+        from grader.grading import report_html
+
+        page = report_html.write(result)
+        console(err=True).print(f"wrote {page} (open it in a browser)", style="dim")
     if unrecorded is not None:
         raise unrecorded  # exit 3: the grade was shown, the history is what needs fixing
     sys.exit({"pass": 0, "fail": 1}.get(result.verdict, INTERNAL))
@@ -174,9 +190,10 @@ def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     out = console()
 
     def show(c) -> None:
-        mark = "[green]ok[/green]  " if c.ok else "[red]FAIL[/red]"
         detail = f" · {c.detail}" if c.detail and not c.ok else ""
-        out.print(f"{mark} {c.kata:<10} {c.item:<36} expected {c.expected}; got {c.got}{detail}")
+        line = Text.assemble(("ok  ", "green") if c.ok else ("FAIL", "red"),
+                             f" {c.kata:<10} {c.item:<36} expected {c.expected}; got {c.got}{detail}")
+        out.print(line)
 
     results = audit.check(list(kata_ids) or None, backend=backend, on_result=show)
     bad = [c for c in results if not c.ok]

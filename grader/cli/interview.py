@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from grader.cli import interview_remote
-from grader.cli._errors import console as _console, handled
+from grader.cli._errors import confirm, console as _console, handled
 from grader.errors import UsageError
 
 BACKENDS = click.Choice(["auto", "gpu", "cpu"])
@@ -118,7 +118,7 @@ def start(minutes: float, kata_list: str | None, level: str | None, count: int, 
     chosen = sessions.pick_katas(names, level, count, seed)
     session = sessions.start(chosen, minutes, folder, seed)
     console = _console()
-    console.print(f"Interview [bold]{session.id}[/] started: {_duration(minutes * 60)} on the "
+    console.print(f"Interview {session.id} started: {_duration(minutes * 60)} on the "
                   f"clock, ends at {time.strftime('%H:%M', time.localtime(session.deadline))}.")
     for kata in chosen:
         console.print(f"  {kata:<12} {Path(session.folder) / kata}")
@@ -183,9 +183,10 @@ def submit(yes: bool, backend: str, kata: str | None, no_wait: bool) -> None:
     with Store() as store:
         session = sessions.current(store)
     if session.state == "open" and session.deadline > time.time() and not yes:
-        click.confirm(f"Submit interview {session.id} with "
-                      f"{_duration(session.deadline - time.time())} left? Your files become "
-                      "read-only", abort=True)
+        if not confirm(f"Submit interview {session.id} with {_duration(session.deadline - time.time())} "
+                       "left? Your files become read-only"):
+            click.echo("Not submitted; the clock is still running.")
+            return
     _submit_and_render(session.id, backend)
 
 
@@ -211,10 +212,10 @@ def status(backend: str) -> None:
             return
         for session in all_sessions[-5:]:
             if session.state == "open":
-                state = f"[bold]{_duration(session.deadline - time.time())} left[/]"
+                state = f"{_duration(session.deadline - time.time())} left"
             else:
                 state = f"submitted · report {session.report_path or '(not written)'}"
-            console.print(f"interview [bold]{session.id}[/] · {session.folder} · {state}")
+            console.print(f"interview {session.id} · {session.folder} · {state}")
             for k in store.session_katas(session.id):
                 attempts = len(store.attempts(k.kata, session_id=session.id, phase="public"))
                 hints = store.hints_taken(k.kata, session_id=session.id)

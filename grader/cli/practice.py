@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from grader.cli._errors import console as _console, handled
+from grader.cli._errors import confirm, console as _console, handled
 from grader.errors import KataError, UsageError
 
 WATCHED_SUFFIXES = (".cu", ".cuh", ".h", ".py")
@@ -39,6 +39,7 @@ def _short(path: str | None) -> str:
 def status() -> None:
     """Show your progress on each kata, and any interview running."""
     from rich.table import Table
+    from rich.text import Text
 
     from grader import catalog
     from grader.practice import progress
@@ -53,7 +54,7 @@ def status() -> None:
     for kata_id, row in rows.items():
         best = f"{row.best_score:.2f}" if row.best_score is not None else "-"
         state = row.state + (" (gave up)" if row.gave_up else "")
-        table.add_row(kata_id, f"[{style[row.state]}]{state}[/]", str(row.attempts), best,
+        table.add_row(kata_id, Text(state, style=style[row.state]), str(row.attempts), best,
                       str(row.hints), _ago(row.last_time), _short(row.workspace))
     console = _console()
     console.print(table)
@@ -135,8 +136,9 @@ def reset(kata_id: str, yes: bool) -> None:
         workspace = store.latest_workspace(kata_id)
         folder = Path(workspace.path) if workspace else None
         if folder is not None and folder.is_dir():
-            if not yes:
-                click.confirm(f"Restore the stub of {kata_id} in {folder}?", abort=True)
+            if not yes and not confirm(f"Restore the stub of {kata_id} in {folder}?"):
+                click.echo("Nothing changed.")
+                return
             backup = restore_stub(folder, kata)
             click.echo(f"Restored {kata_id}'s stub in {folder} (your files: {backup}).")
         else:
@@ -177,8 +179,10 @@ def watch_folder(folder: Path, regrade, *, stop_event=None, debounce_ms: int = 3
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--backend", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               show_default=True, help="Where to run the kernel.")
+@click.option("--html", "as_html", is_flag=True,
+              help="rewrite kata-grade.html in DIRECTORY after each grade (keep it open in a browser)")
 @handled
-def watch(directory: Path, backend: str) -> None:
+def watch(directory: Path, backend: str, as_html: bool) -> None:
     """Regrade a workspace on every save.
 
     Grades DIRECTORY (default: the current folder) now, then again each time a .cu or .py file
@@ -190,7 +194,8 @@ def watch(directory: Path, backend: str) -> None:
         what = f"{', '.join(p.name for p in changed)} changed" if changed else "first grade"
         click.secho(f"\n── {time.strftime('%H:%M:%S')} · {what} · grading", bold=True)
         try:
-            command.main(args=[str(directory), "--backend", backend], prog_name="kata grade",
+            command.main(args=[str(directory), "--backend", backend, *(["--html"] if as_html else [])],
+                         prog_name="kata grade",
                          standalone_mode=False)
         except SystemExit:
             pass  # grade's exit code says pass/fail; watching goes on either way

@@ -35,3 +35,29 @@ def sandbox_notes() -> tuple[str, ...]:
 def diagnostic(case: dict | None) -> str:
     return "" if case is None else (" (a --case run is diagnostic: it never marks the kata passing; "
                                     "`kata grade` without --case grades it)")
+
+
+def count(n: int, noun: str) -> str:
+    """'1 case', '26 cases'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def as_typed(folder: Path) -> str:
+    """A folder as the learner would type it here: '.', a relative path, else the absolute one
+    (`kata start ID FOLDER --force` must name the workspace, or it makes one inside it)."""
+    try:
+        rel = Path(folder).resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return str(Path(folder).resolve())
+    return str(rel) if str(rel) != "." else "."
+
+
+def compiler(compiled) -> str:
+    """Who compiled the kernel, as the report's backend line names it: every grade says so, and a
+    clang grade (where NVRTC is missing, or KATA_FRONTEND=clang) says why."""
+    if compiled.frontend == "nvrtc":
+        major, minor = compiled.nvrtc_version
+        return f"NVRTC {major}.{minor}" if major else "NVRTC"
+    why = next((n[len(f"compiled with {compiled.frontend} "):] for n in compiled.notes
+                if n.startswith(f"compiled with {compiled.frontend} (")), "")
+    return f"{compiled.frontend} {why}".strip()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from grader.grading import cases as _cases
 from grader.grading import grade_notes as _notes
+from grader.grading import stage_progress as _progress
 from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
@@ -87,7 +88,7 @@ def choose_backend(requested: str | BackendChoice) -> BackendChoice:
     if requested == "gpu":
         if not available:
             raise EnvironmentProblem("--backend gpu: CuPy sees no CUDA GPU on this machine",
-                                     hint="install kata[gpu] on a machine with a GPU, or use --backend cpu")
+                                     hint="pip install -e '.[gpu]' in your kata checkout on a machine with a GPU, or use --backend cpu")
         return BackendChoice("gpu", "--backend gpu", "--backend gpu")
     if available:
         return BackendChoice("gpu", "auto: CuPy sees a CUDA GPU")
@@ -122,6 +123,7 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
     # happens to the files while the grade runs.
     raw, launch_text = sub.kernel.read_bytes(), _notes.read_text(sub.launch)
     base["sources"] = _notes.sources_hash(sub, raw, launch_text)
+    _progress.stage("compile")
     compiled, stage = _compile(sub, raw, launch_text)
     if compiled is not None and compiled.notes:  # e.g. clang without ptxas: no resources
         base["notes"] = (*base["notes"], *compiled.notes)
@@ -141,6 +143,8 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
     rerun_base = _rerun_command(sub, kata_id, choice.flag)
     on_gpu = choice.on_gpu
     with contextlib.ExitStack() as stack:
+        if on_gpu and case is None:  # a fresh machine's bench inputs: made while the cases run
+            stack.callback(_early_bench_inputs(kata, seed))
         worker = stack.enter_context(Worker(program, timeout_s=timeout_s, memory_bytes=CPU_MEMORY_CAP))
         # The sanitizer runs on kata's emulator; a GPU grade starts a CPU worker for it when needed.
         emulator = stack.enter_context(Worker(dataclasses.replace(program, backend="cpu"), timeout_s=timeout_s,
@@ -155,15 +159,18 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
         deadline = time.monotonic() + limit
 
         def late(c: _cases.Case) -> Problem:
-            return Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {len(runs)} cases, at "
+            return Problem("timeout", f"the grade's deadline of {limit:.0f} s passed after {_notes.count(len(runs), 'case')}, at "
                            f"{c.label()}: the kernel is too slow for the emulator at these sizes (a serial loop, "
                            "a launch per element?); --case runs one case, or grade on a GPU")
+
+        planned = 1 if case is not None else len(kata.public) + examples  # hidden and shrinking add more
 
         def attempt(c: _cases.Case) -> CaseOutcome:
             left = deadline - time.monotonic()
             if left < 1.0:
                 return CaseOutcome(c, True, "timeout", None, late(c), (), (), 0)
             worker.timeout_s = min(timeout_s, left)  # a case may not outlast the grade
+            _progress.stage("cases", len(runs) + 1, planned)
             data = _cases.materialize(kata, c)
             outcome, result = run_case(kata, worker, data, schedule=schedule)
             if outcome.reason == "timeout" and left < timeout_s:  # stopped by the grade's deadline
@@ -193,6 +200,7 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
                                    reasons=("compile-error",), compile=stage)
             if failure.reason == "wrong-answer" or on_gpu and failure.reason in _DIAGNOSED:
                 data = runs[search.failure.case.label()][0]
+                _progress.stage("diagnosing the failing case")
                 failure, findings = diagnose(kata, emulator, data, failure, findings, label, schedule=schedule)
                 correctness = dataclasses.replace(correctness, failure=failure)
             verdict = "error" if failure.reason == "" else "fail"
@@ -203,11 +211,13 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
             _prefetch(worker, kata.id, seed)
         # Counters stay CPU-only: on a GPU grade the timings speak, not the emulator's cache model.
         emulator.timeout_s = min(timeout_s, max(10.0, deadline - time.monotonic()))  # near the deadline: short
+        _progress.stage("sanitizer")
         memory = sanitizer_stage(kata, emulator, passed, counters=not on_gpu, label=EMULATOR_LABEL if on_gpu else "")
         if not any(f.severity == "error" for f in memory.findings):
             # The sanitizer's findings show only on the cases whose data and code paths trigger them
             # (a one-warp tail, a ragged tile fill): the public edge cases run with it on too. On
             # the GPU they also meet the engine (deadlock, out-of-bounds) only here.
+            _progress.stage("sanitizer on the public cases")
             memory = screen_stage(kata, emulator, [p for p in passed if p[0].case.origin == "public"], memory,
                                   budget_s=max(0.0, min(SCREEN_BUDGET_S, deadline - time.monotonic())))
         if not any(f.severity == "error" for f in memory.findings) and not schedule:
@@ -240,17 +250,19 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
                                                       "CUDA C kernel; a Triton or numba kernel is compiled per "
                                                       "launch, which it does not follow yet (a GPU grade times it)")
             else:
+                _progress.stage("H200 model")
                 estimate, occupancy, note = estimate_stage(kata, worker, compiled, sub.kernel.name, seed)
             if occupancy:  # the bench-shape launches, not the small case's
                 common["resources"] = ResourceStage(resources.kernels, occupancy)
             tail = f"; {estimate.headline()}" if estimate is not None else ""
             notes = dict(notes=(*base["notes"], note)) if note else {}
             return GradeReport(**{**base, **notes}, verdict="pass", stage="done",
-                               headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
+                               headline=f"passed {_notes.count(correctness.cases_run, 'case')}{tail}{_notes.diagnostic(case)}", reasons=(),
                                estimate=estimate, **common)
         from grader.performance.model.stage import beside_measurement
 
         # The H200 model's estimate, on the emulator's worker while the GPU worker times.
+        _progress.stage("timing on the GPU")
         with beside_measurement(kata, emulator, compiled, sub.kernel.name, seed, enabled=not python_kernel) as model:
             perf, problem = _performance(worker, kata.id, compiled, seed, python_kernel)
         if problem is not None:
@@ -265,7 +277,7 @@ def grade(kata_id: str | None, folder, *, backend: str | BackendChoice = "auto",
         summary = getattr(perf, "summary", None)
         tail = f"; {summary.headline()}" if summary is not None else ""
         return GradeReport(**base, verdict="pass", stage="done",
-                           headline=f"passed {correctness.cases_run} cases{tail}{_notes.diagnostic(case)}", reasons=(),
+                           headline=f"passed {_notes.count(correctness.cases_run, 'case')}{tail}{_notes.diagnostic(case)}", reasons=(),
                            performance=perf, estimate=model.result(), **common)
 
 
@@ -286,6 +298,16 @@ def _on_windows() -> bool:
     return sys.platform == "win32"
 
 
+def _early_bench_inputs(kata, seed: int):
+    """Start making the bench cases this grade's performance stage will need; returns the callback
+    that stops what is still running when the grade ends without that stage."""
+    from grader.performance import bench_pool
+    from grader.performance.prefetching import bench_seeds
+
+    started = bench_pool.start_early(kata, bench_seeds(len(kata.bench.cases), seed))
+    return lambda: bench_pool.stop(started)
+
+
 def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
     """Non-blocking: the GPU worker loads the backend, calibration, torch and bench inputs in the
     background (grader.performance.prefetching.prefetch) while the CPU emulator runs the sanitizer and the screen."""
@@ -304,7 +326,8 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     name = sub.kernel.name
     if not raw.strip():
         return None, CompileStage(False, (), "", f"{name} is empty: write your kernel in it "
-                                  f"(or `kata start {sub.kata.id} --force` for a fresh stub)")
+                                  f"(or `kata start {sub.kata.id} {_notes.as_typed(sub.folder)} --force` for a fresh stub "
+                                  "in this folder)")
     if b"\0" in raw:
         return None, CompileStage(False, (), "", f"{name} is not a text file (it holds NUL bytes): "
                                   "is it a binary that was saved under this name?")
@@ -323,7 +346,7 @@ def _compile(sub: Submission, raw: bytes, launch_text: str | None):
     except CompilerUnavailable as exc:  # its hint: what to install, or `kata setup` for clang's CUDA folder
         raise EnvironmentProblem(str(exc), hint=exc.hint) from None
     stage = CompileStage(compiled.ok, compiled.diagnostics, compiled.log, "",
-                         nvrtc_version=compiled.nvrtc_version)
+                         nvrtc_version=compiled.nvrtc_version, compiler=_notes.compiler(compiled))
     return compiled, stage
 
 

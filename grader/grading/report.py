@@ -18,14 +18,16 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.grading.safe_text import SafeConsole
+from grader.grading.grade_notes import count
 from grader.grading.stages import GradeReport
+from grader.terminal import Terminal
 
 _VERDICT_STYLE = {"pass": ("PASS", "bold green"), "fail": ("FAIL", "bold red"), "error": ("ERROR", "bold yellow")}
 MAX_FINDINGS = 8
 
 
 def render(report: GradeReport, console: Console | None = None, extra: str | None = None) -> None:
-    console = SafeConsole(console or Console(highlight=False, soft_wrap=True))  # the learner's text, cleaned
+    console = SafeConsole(console or Terminal())  # the learner's text, cleaned and capped
     label, style = _VERDICT_STYLE.get(report.verdict, ("?", "bold"))
     head = Text()
     head.append(f" {label} ", style=f"{style} reverse")
@@ -54,7 +56,7 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
         console.print(Text(f"  rerun: {failure.rerun}", style="cyan"))
     elif report.correctness is not None:
         cr = report.correctness
-        console.print(f"  correctness: {cr.cases_run} cases passed ({cr.public} public, {cr.drawn} drawn "
+        console.print(f"  correctness: {count(cr.cases_run, 'case')} passed ({cr.public} public, {cr.drawn} drawn "
                       f"by hypothesis with seed {cr.seed}" + (f", {cr.hidden} hidden" if cr.hidden else "") + ")")
     if c.ok and c.warnings_shown():
         for d in c.warnings_shown():
@@ -66,7 +68,8 @@ def render(report: GradeReport, console: Console | None = None, extra: str | Non
     _estimate(console, report)
     for note in report.notes:
         console.print(f"  note: {note}", style="dim")
-    console.print(f"  backend: {report.backend} ({report.backend_reason})", style="dim")
+    compiled_by = f" · compiled by {c.compiler}" if c.compiler else ""
+    console.print(f"  backend: {report.backend} ({report.backend_reason}){compiled_by}", style="dim")
     if extra:
         console.print(f"  {extra}", style="dim")
 
@@ -128,7 +131,7 @@ def _resources(console: Console, report: GradeReport) -> None:
                       f"{o.fraction:.0%} ({o.block_threads} thr/block)" if o else "-",
                       " and ".join(o.limiters) if o else "-")
     console.print("  resources (ptxas, sm_90):", style="bold")
-    console.print(Padding(table, (0, 0, 0, 4)))
+    console.print(Padding(table, (0, 0, 0, 4), expand=False))
 
 
 def _case(params: dict | None) -> str:
@@ -163,7 +166,7 @@ def _memory(console: Console, report: GradeReport) -> None:
     table.add_row("shared bank-conflict degree", f"{rep.bank_conflict_degree:.2f}x", "1.00x")
     table.add_row("branch efficiency", f"{rep.branch_efficiency:.0%}", "100%")
     table.add_row("global atomic requests", f"{rep.atomics:,}", "")
-    console.print(Padding(table, (0, 0, 0, 4)))
+    console.print(Padding(table, (0, 0, 0, 4), expand=False))
     for spot in rep.hotspots:
         console.print(f"    {spot}", style="yellow")
     if m.note:
@@ -226,7 +229,7 @@ def to_dict(report: GradeReport) -> dict:
         "headline": report.headline,
         "reasons": list(report.reasons),
         "workspace": report.workspace,
-        "compile": {"ok": c.ok, "message": c.message or None,
+        "compile": {"ok": c.ok, "message": c.message or None, "compiler": c.compiler or None,
                     "diagnostics": [{"file": d.file, "line": d.line, "severity": d.severity,
                                      "message": d.message} for d in c.diagnostics]},
         "resources": _plain(report.resources.kernels) if report.resources else [],
@@ -242,7 +245,7 @@ def to_dict(report: GradeReport) -> dict:
                 "problem": _plain(failure.problem)}},
         "findings": [{"kind": f.kind, "severity": f.severity, "file": Path(f.file).name if f.file else None,
                       "line": f.line, "message": f.message, "count": f.count} for f in report.findings],
-        "counters": None if report.memory is None or report.memory.report is None else _plain(report.memory.report),
+        "counters": None if report.memory is None or report.memory.report is None else _counters(report.memory.report),
         "sanitizer": None if report.memory is None or report.memory.case is None else {
             "ran_on": "cpu emulator", "label": report.memory.label or "sanitizer",
             "case": _plain(report.memory.case), "note": report.memory.note or None,
@@ -251,6 +254,13 @@ def to_dict(report: GradeReport) -> dict:
         "estimate": _plain(report.estimate),
         "notes": list(report.notes),
     }
+
+
+def _counters(memory) -> dict:
+    """The counters' totals; the per-line table is the HTML grade's (grader/grading/report_html.py)."""
+    plain = _plain(memory)
+    plain.pop("lines", None)
+    return plain
 
 
 def to_json(report: GradeReport) -> str:

@@ -127,8 +127,14 @@ def start(kata_id: str, folder: Path | None = None, force: bool = False, lang: s
 def restore_stub(folder: Path, kata: catalog.Kata) -> Path:
     """Put the kata's stub files back in folder (`kata reset`); the learner's current files are
     copied first to folder/.kata-backup/<time>/, which is returned."""
-    backup = folder / ".kata-backup" / time.strftime("%Y%m%d-%H%M%S")
-    backup.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = folder / ".kata-backup" / stamp
+    for n in range(2, 10_000):  # two resets within a second keep both backups
+        try:
+            backup.mkdir(parents=True)
+            break
+        except FileExistsError:
+            backup = folder / ".kata-backup" / f"{stamp}-{n}"
     for source, target in files_for(_marker_lang(folder)).items():
         if (folder / target).is_file():
             shutil.copy2(folder / target, backup / target)

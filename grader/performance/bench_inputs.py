@@ -9,6 +9,7 @@ instead. The cache is trimmed, least recently used first, to CAP_BYTES; a damage
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -91,6 +92,8 @@ def _save(root: Path, key: str, inputs: dict, expected: dict, scales: dict) -> N
 def trim(root: Path, cap: int = CAP_BYTES) -> None:
     entries = []
     for d in root.iterdir():
+        if d.name == LOCKS:
+            continue
         if d.is_dir() and d.name.startswith("."):
             try:  # a save that never finished (its grade was killed): nobody will rename it now
                 if time.time() - d.stat().st_mtime > STALE_TMP_S:
@@ -109,14 +112,64 @@ def trim(root: Path, cap: int = CAP_BYTES) -> None:
         total -= size
 
 
-def bench_data(kata, case: dict, seed: int) -> BenchData:
+def bench_data(kata, case: dict, seed: int, *, locked: bool = False) -> BenchData:
     """Inputs, expected outputs and error scales of one bench case, and the seconds spent; cached
     on disk when possible (and then returned memory-mapped, so the page cache holds them)."""
-    from grader.grading.check import error_scales
-
     t0 = time.perf_counter()
     root = cache_root()
     key = _key(kata, case, seed)
+    if locked:  # this process inherited the case's lock from the grade that started it
+        return _bench_data(kata, case, seed, root, key, t0)
+    with _making(root, key):  # one process makes a case; another waits for it, then loads it
+        return _bench_data(kata, case, seed, root, key, t0)
+
+
+def lock_case(root: Path, key: str):
+    """The case's lock, taken now without waiting (an open file to hand to the subprocess that makes
+    the case), or None when another process holds it or there is no flock."""
+    try:
+        import fcntl
+
+        handle = open(_lock_path(root, key), "w")
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+LOCKS = ".locks"  # beside the entries; trim() leaves it alone
+
+
+def _lock_path(root: Path, key: str) -> Path:
+    (root / LOCKS).mkdir(parents=True, exist_ok=True)
+    return root / LOCKS / f"{key}.lock"
+
+
+@contextlib.contextmanager
+def _making(root: Path | None, key: str):
+    """An exclusive lock on one case's cache entry (flock: released when its holder dies)."""
+    if root is None:
+        yield
+        return
+    try:
+        import fcntl
+
+        handle = open(_lock_path(root, key), "w")
+    except (ImportError, OSError):  # no flock (Windows) or no cache: nobody to wait for
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _bench_data(kata, case: dict, seed: int, root: Path | None, key: str, t0: float) -> BenchData:
+    from grader.grading.check import error_scales
+
     if root is not None and (root / key / "meta.json").exists():
         try:
             return BenchData(*_load(root / key), time.perf_counter() - t0)

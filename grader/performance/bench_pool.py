@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.performance.bench_inputs import BenchData, _key, bench_data, cache_root
+from grader.performance.bench_inputs import BenchData, _key, bench_data, cache_root, lock_case
 
 JOBS_ENV = "KATA_BENCH_JOBS"
 #: a subprocess still running after this long is stopped, and its case made here instead
@@ -48,13 +48,54 @@ def make_all(kata, seeds: list[int], *, make=bench_data, launch=subprocess.Popen
     return {i: make(kata, c, seeds[i]) for i, c in enumerate(cases)}
 
 
-def _make_in_parallel(kata, missing: list[tuple[dict, int]], width: int, launch) -> None:
+def start_early(kata, seeds: list[int], *, launch=subprocess.Popen) -> list:
+    """Start making the missing bench cases now, in subprocesses, and return them without waiting.
+
+    A GPU grade calls this as soon as the kernel compiles, so a fresh machine makes its bench inputs
+    while the correctness cases and the sanitizer run, instead of after them. bench_data's per-case
+    lock makes the prefetch wait for a case being made here rather than make it twice."""
+    root = cache_root()
+    if root is None:
+        return []
+    cases = [dict(c) for c in kata.bench.cases]
+    missing = [i for i, c in enumerate(cases) if not (root / _key(kata, c, seeds[i]) / "meta.json").exists()]
+    env, started = _child_env(), []
+    for i in missing[:jobs(len(missing))]:
+        # Locked here, before the subprocess has even started: the prefetch may ask for the case first.
+        lock = lock_case(root, _key(kata, cases[i], seeds[i]))
+        if lock is None:
+            continue  # being made by another grade already (or no flock: the prefetch makes it)
+        cmd = [sys.executable, "-m", "grader.performance.bench_pool", kata.id, json.dumps(cases[i]),
+               str(seeds[i]), "--locked"]
+        with lock:  # the subprocess holds the lock through its inherited copy until it exits
+            try:
+                started.append(launch(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, pass_fds=(lock.fileno(),)))
+            except OSError:
+                break  # no subprocesses here: the prefetch makes them as before
+    return started
+
+
+def stop(started: list) -> None:
+    """End the early subprocesses a grade no longer waits for (it failed before its performance stage)."""
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def _child_env() -> dict:
     import grader
 
     env = dict(os.environ)
     here = str(Path(grader.__file__).resolve().parents[1])
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env[JOBS_ENV] = "1"  # a subprocess never fans out again
+    return env
+
+
+def _make_in_parallel(kata, missing: list[tuple[dict, int]], width: int, launch) -> None:
+    env = _child_env()
     queue, running = list(missing), []
     deadline = time.monotonic() + CASE_TIMEOUT_S
     while queue or running:
@@ -75,11 +116,13 @@ def _make_in_parallel(kata, missing: list[tuple[dict, int]], width: int, launch)
 
 
 def main(argv=None) -> int:
-    """`python -m grader.performance.bench_pool KATA CASE_JSON SEED`: one bench case into the cache."""
+    """`python -m grader.performance.bench_pool KATA CASE_JSON SEED [--locked]`: one bench case into
+    the cache (--locked: the case's lock was handed over already open, see start_early)."""
     from grader import catalog
 
-    kata_id, case, seed = (argv if argv is not None else sys.argv[1:])[:3]
-    bench_data(catalog.load(kata_id), json.loads(case), int(seed))
+    args = list(argv if argv is not None else sys.argv[1:])
+    kata_id, case, seed = args[:3]
+    bench_data(catalog.load(kata_id), json.loads(case), int(seed), locked="--locked" in args[3:])
     return 0
 
 

@@ -12,6 +12,20 @@ MEMORY_LABEL = "memory efficiency (CPU emulator: exact counts, not a time)"
 
 
 @dataclass(frozen=True)
+class LineCounters:
+    """One source line's counters (the HTML grade's kernel listing)."""
+
+    file: str  # kernel.cu, kernel.py
+    line: int
+    load_sectors_per_request: float | None  # None: the line has no global loads
+    load_ideal_sectors_per_request: float | None
+    store_sectors_per_request: float | None
+    store_ideal_sectors_per_request: float | None
+    bank_conflict_degree: float | None  # shared wavefronts / ideal; None: no shared accesses
+    branch_efficiency: float | None  # active lanes / (32 x warp instructions) of the line
+
+
+@dataclass(frozen=True)
 class MemoryReport:
     label: str  # MEMORY_LABEL: says plainly that this is no timing
     case: dict  # the case the counters came from
@@ -27,6 +41,7 @@ class MemoryReport:
     branch_efficiency: float  # active lanes / (32 x warp instructions)
     atomics: int  # global atomic warp requests
     hotspots: tuple[str, ...]  # "kernel.cu:12: 8.0 sectors per load request, ideal 4.0" (worst first)
+    lines: tuple[LineCounters, ...] = ()  # every counted source line, in line order
 
     def lines(self) -> list[str]:
         out = [f"{self.label}",
@@ -78,6 +93,8 @@ def memory_report(counters, case: dict, cost: dict, max_hotspots: int = 3) -> Me
                 spots.append((waste, f"{file or '?'}:{line}: {_ratio(g(d, have), g(d, req)):.1f} {kind}, "
                                      f"ideal {_ratio(g(d, ideal), g(d, req)):.1f}"))
     spots.sort(key=lambda s: -s[0])
+    per_line = tuple(_line_counters(file, line, d) for (file, line), d in
+                     sorted(((k, v) for k, v in lines.items() if k[1] is not None), key=lambda kv: (str(kv[0][0]), kv[0][1])))
     return MemoryReport(
         label=MEMORY_LABEL, case=dict(case), compulsory_bytes=compulsory,
         requested_bytes=g(totals, "bytes_read") + g(totals, "bytes_written"), moved_bytes=moved,
@@ -89,4 +106,19 @@ def memory_report(counters, case: dict, cost: dict, max_hotspots: int = 3) -> Me
                                                g(totals, "global_store_requests")),
         bank_conflict_degree=_ratio(g(totals, "shared_wavefronts"), g(totals, "shared_ideal_wavefronts")) or 1.0,
         branch_efficiency=_ratio(g(totals, "active_lanes"), 32 * g(totals, "instructions")),
-        atomics=g(totals, "global_atomic_requests"), hotspots=tuple(s for _, s in spots[:max_hotspots]))
+        atomics=g(totals, "global_atomic_requests"), hotspots=tuple(s for _, s in spots[:max_hotspots]),
+        lines=per_line)
+
+
+def _line_counters(file, line: int, d: dict) -> LineCounters:
+    def per(have: str, req: str):
+        return d[have] / d[req] if d.get(req) else None
+
+    return LineCounters(
+        file=str(file or "?"), line=int(line),
+        load_sectors_per_request=per("global_load_sectors", "global_load_requests"),
+        load_ideal_sectors_per_request=per("global_load_ideal_sectors", "global_load_requests"),
+        store_sectors_per_request=per("global_store_sectors", "global_store_requests"),
+        store_ideal_sectors_per_request=per("global_store_ideal_sectors", "global_store_requests"),
+        bank_conflict_degree=per("shared_wavefronts", "shared_ideal_wavefronts") if d.get("shared_requests") else None,
+        branch_efficiency=d["active_lanes"] / (32 * d["instructions"]) if d.get("instructions") else None)

@@ -82,7 +82,7 @@ def prefetch(kata_id: str, seed: int = 0) -> None:
     def load_data() -> None:
         from grader.performance.bench_pool import make_all  # the missing cases in parallel processes
 
-        seeds = [int(seed) + BENCH_SEED_OFFSET + i for i in range(len(entry.cases))]
+        seeds = bench_seeds(len(entry.cases), seed)
         for i, data in make_all(kata, seeds, make=bench_data).items():
             _read_ahead(data)
             entry.data[i] = data
@@ -104,6 +104,11 @@ def prefetch(kata_id: str, seed: int = 0) -> None:
     step("data", load_data)
     if getattr(kata.reference, "baseline", None) is not None:
         step("torch_import", import_torch)
+
+
+def bench_seeds(count: int, seed: int) -> list[int]:
+    """The seed of each bench case of a grade with this seed."""
+    return [int(seed) + BENCH_SEED_OFFSET + i for i in range(count)]
 
 
 def _read_ahead(data: BenchData) -> None:

@@ -55,6 +55,7 @@ class KataOutcome:
     late_save_s: float = 0.0  # a source was last saved this long after the deadline (0: in time)
     snapshot_before_s: float = 0.0  # graded from the snapshot this long before the deadline (deadline.py)
     problem: str = ""  # why the kata fails although every output matched (a sanitizer finding)
+    grade_page: str = ""  # the submit's `kata grade --html` page, relative to the session folder ("" if none)
 
     @property
     def verdict(self) -> str:
@@ -112,59 +113,81 @@ def _when(ts: float) -> str:
 
 
 def render_terminal(report: InterviewReport, console=None) -> None:
-    from rich.console import Console
+    """The report as text: every learner and catalogue string printed as text, never as markup
+    (a mismatch line `out[3] = ...` keeps its brackets); a pipe gets one row per kata, uncut."""
     from rich.panel import Panel
-    from rich.syntax import Syntax
     from rich.table import Table
+    from rich.text import Text
 
-    console = console or Console()
+    from grader.terminal import Terminal
+
+    console = console or Terminal()
+    piped = not console.is_terminal
     title = (f"Interview {report.session_id} · {report.passed}/{len(report.katas)} passed · "
-             f"{format_duration(report.time_used_s)} of {report.minutes} min · {report.backend}")
-    table = Table(title=title, title_justify="left", show_lines=False)
+             f"{format_duration(report.time_used_s)} of {_minutes(report)} · {report.backend}")
+    table = Table(title=title, title_justify="left", show_lines=False,
+                  **({"box": None} if piped else {}))
     for column in ("kata", "verdict", "public", "hidden", "findings", "perf / memory", "time", "attempts",
                    "hints"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=piped)
     for k in report.katas:
         table.add_row(
-            k.kata, f"[{VERDICT_STYLE[k.verdict]}]{k.verdict}[/]",
-            f"[{VERDICT_STYLE[k.public.verdict]}]{k.public.verdict}[/] ({k.public.cases})",
-            f"[{VERDICT_STYLE[k.hidden.verdict]}]{k.hidden.verdict}[/] ({k.hidden.cases})",
+            k.kata, Text(k.verdict, style=VERDICT_STYLE[k.verdict]),
+            Text.assemble((k.public.verdict, VERDICT_STYLE[k.public.verdict]), f" ({k.public.cases})"),
+            Text.assemble((k.hidden.verdict, VERDICT_STYLE[k.hidden.verdict]), f" ({k.hidden.cases})"),
             str(len(k.findings)) if k.findings else "none",
             k.performance or k.memory or "-",
             format_duration(k.time_used_s), str(k.attempts), f"{k.hints}/{k.hints_total}")
     console.print(table)
     if report.reason == "deadline":
-        console.print("[yellow]Time ran out: the workspaces were frozen at the deadline.[/]")
+        console.print("Time ran out: the workspaces were frozen at the deadline.", style="yellow")
     for k in report.katas:
-        lines = []
+        lines: list[Text] = []
         for name, result in (("public", k.public), ("hidden", k.hidden)):
             if result.verdict != "pass" and result.headline:
-                lines.append(f"[bold]{name}:[/] {result.headline}")
-                lines.extend(f"    {m}" for m in result.mismatches)
+                lines.append(Text.assemble((f"{name}:", "bold"), f" {result.headline}"))
+                lines.extend(Text(f"    {m}") for m in result.mismatches)
                 if result.rerun:
-                    lines.append(f"    rerun: {result.rerun}")
+                    lines.append(Text(f"    rerun: {result.rerun}"))
         if k.problem:
-            lines.append(f"[bold]fails:[/] {k.problem}")
+            lines.append(Text.assemble(("fails:", "bold"), f" {k.problem}"))
         if k.late_save_s and k.snapshot_before_s:
-            lines.append(f"[yellow]edited {format_duration(k.late_save_s)} after time ran out; those edits "
-                         f"were not graded: graded as at your last grade, {format_duration(k.snapshot_before_s)} "
-                         "before the deadline[/]")
+            lines.append(Text(f"edited {format_duration(k.late_save_s)} after time ran out; those edits "
+                              f"were not graded: graded as at your last grade, "
+                              f"{format_duration(k.snapshot_before_s)} before the deadline", style="yellow"))
         elif k.late_save_s:
-            lines.append(f"[yellow]saved {format_duration(k.late_save_s)} after time ran out; "
-                         "graded as saved (no grade before the deadline kept an earlier state)[/]")
+            lines.append(Text(f"saved {format_duration(k.late_save_s)} after time ran out; "
+                              "graded as saved (no grade before the deadline kept an earlier state)", style="yellow"))
         for f in k.findings:
             times = f" (×{f.count})" if f.count > 1 else ""
             if not k.problem or f.message not in k.problem:  # told once
-                lines.append(f"[red]{f.kind}[/] {f.where}: {f.message}{times}")
-        if lines:
-            console.print(Panel("\n".join(lines), title=f"{k.kata}: what went wrong",
-                                title_align="left"))
+                lines.append(Text.assemble((f.kind, "red"), f" {f.where}: {f.message}{times}"))
+        _section(console, f"{k.kata}: what went wrong", lines, piped, Panel)
         if k.solution:
             if k.explanation:
-                console.print(Panel(k.explanation, title=f"{k.kata}: the reference solution",
-                                    title_align="left"))
+                _section(console, f"{k.kata}: the reference solution", [Text(k.explanation)], piped, Panel)
+            from rich.syntax import Syntax
+
             console.print(Syntax(k.solution, "cuda", line_numbers=True))
     console.print(f"Secret seed (now revealed): {report.secret_seed}")
+
+
+def _minutes(report: InterviewReport) -> str:
+    """The session's length as it was asked for: `--minutes 0.5` is 30 s, not '0 min'."""
+    return format_duration(report.deadline - report.started_at)
+
+
+def _section(console, title: str, lines: list, piped: bool, panel) -> None:
+    if not lines:
+        return
+    from rich.text import Text
+
+    body = Text("\n").join(lines)
+    if piped:  # a panel's border would be as wide as the pipe's unlimited width
+        console.print(Text(f"{title}:", style="bold"))
+        console.print(body)
+    else:
+        console.print(panel(body, title=title, title_align="left"))
 
 
 def render_html(report: InterviewReport) -> str:
@@ -240,7 +263,7 @@ def solution_of(kata) -> tuple[str, str]:
 
 
 def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s: float,
-                 late_save_s: float = 0.0, snapshot_before_s: float = 0.0) -> KataOutcome:
+                 late_save_s: float = 0.0, snapshot_before_s: float = 0.0, grade_page: str = "") -> KataOutcome:
     """One kata's outcome from the GradeReport of its submit."""
     from grader import catalog
 
@@ -259,7 +282,7 @@ def outcome_from(kata_id: str, report, *, attempts: int, hints: int, time_used_s
         hints_total=len(kata.hints), solution=solution, explanation=explanation,
         backend=str(getattr(report, "backend", "") or ""), late_save_s=late_save_s,
         snapshot_before_s=snapshot_before_s,
-        problem=problem)
+        problem=problem, grade_page=grade_page)
 
 
 def _describe(stage) -> str:

@@ -54,15 +54,15 @@ def show(kata_id: str, home: Path, on_grade=None) -> list[Shown]:
 
 
 def _graded(kata_id: str, name: str) -> str:
-    from rich.console import Console
-
     from grader.grading import pipeline, report as view
+    from grader.terminal import Terminal
 
     with tempfile.TemporaryDirectory(prefix="kata-mistake-") as tmp:
-        folder = wrong.materialise(kata_id, name, Path(tmp) / name)
+        # without its two header lines, so the report's lines are the diff's and the solution's
+        folder = wrong.materialise(kata_id, name, Path(tmp) / name, header=False)
         graded = pipeline.grade(kata_id, folder, backend="cpu")
         buffer = io.StringIO()
-        view.render(graded, Console(file=buffer, width=100, highlight=False, soft_wrap=True, color_system=None))
+        view.render(graded, Terminal(file=buffer, color_system=None))
     lines = []
     for line in buffer.getvalue().splitlines():
         if line.startswith(_CUT) or line.startswith("  rerun:"):
@@ -74,7 +74,7 @@ def _graded(kata_id: str, name: str) -> str:
 
 
 def _key(kata, mistake: wrong.Mistake) -> str:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(b"unnumbered-header")  # reports cached before lines matched the diff are stale
     try:
         digest.update(version("kata").encode())
     except PackageNotFoundError:

@@ -82,6 +82,13 @@ def _report_facts(report) -> tuple[str, str, float | None, str]:
     return verdict, backend, (float(score) if score is not None else None), str(headline)
 
 
+def require_store() -> None:
+    """Fail now (StoreError, exit 3) if the history cannot take a write, before a command makes
+    or changes anything it would then be unable to record."""
+    with _open() as store:
+        store.check_writable()
+
+
 def on_start(kata_id: str, workspace: Path) -> None:
     """A workspace was made: start the practice clock."""
     with _open() as store:

@@ -222,6 +222,7 @@ def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, 
             (folder / name).write_text(text)
         (folder / ".kata").write_text(f'kata = "{kata}"\n')
         report = _grade(kata, folder, backend=backend, hidden=True, seed=session.secret_seed)
+        page = _grade_page(report, folder, Path(session.folder))
     workspace = next(k.workspace for k in store.session_katas(session.id) if k.kata == kata)
     store.add_attempt(kata, workspace, str(getattr(report, "verdict", "error")),
                       str(getattr(report, "backend", backend)), _hash(sources),
@@ -237,7 +238,20 @@ def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, 
                         hints=store.hints_taken(kata, session_id=session.id),
                         time_used_s=min(last, session.deadline) - session.created_at,
                         late_save_s=float(late[-1][1]) if late else 0.0,
-                        snapshot_before_s=max(float(snapped[-1][1]), 1e-3) if snapped else 0.0)
+                        snapshot_before_s=max(float(snapped[-1][1]), 1e-3) if snapped else 0.0,
+                        grade_page=page)
+
+
+def _grade_page(report, folder: Path, session_folder: Path) -> str:
+    """The submit's grade as `kata grade --html` draws it, beside the frozen sources; its path
+    relative to the session folder for the report's link ("" when it could not be written)."""
+    from grader.grading import report_html
+
+    try:
+        page = report_html.write(report, folder / report_html.PAGE_NAME)
+        return str(page.relative_to(session_folder))
+    except Exception:  # noqa: BLE001 - a picture of the grade never decides the interview
+        return ""
 
 
 def _hash(sources: dict[str, str]) -> str:

@@ -18,14 +18,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from grader.errors import EnvironmentProblem
 from grader.practice.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401  (SCHEMA_VERSION: re-exported)
 
 DB_NAME = "kata.db"
+FIX_HOME = "set KATA_HOME to a folder you can write (e.g. export KATA_HOME=~/.kata), or move a damaged kata.db aside"
 
 
+class StoreError(EnvironmentProblem):
+    """The history file cannot be used (unwritable folder, newer schema, unreadable): a setup
+    problem, exit 3, with the next step; every command that touches the history says the same."""
 
-class StoreError(Exception):
-    """The history file cannot be used (newer schema, unreadable); a setup problem."""
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message, hint=hint or FIX_HOME)
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,11 @@ class Store:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_home() / DB_NAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"kata cannot make its history folder {self.path.parent}: "
+                             f"{exc.strerror or exc}") from None
         try:
             # isolation_level=None: we issue BEGIN/COMMIT ourselves, one per write.
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
@@ -105,8 +114,8 @@ class Store:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot open kata's history ({exc}); move the file "
-                             "aside and kata starts a fresh one") from exc
+            raise StoreError(f"{self.path}: cannot open kata's history ({exc})",
+                             hint=f"{FIX_HOME}; kata then starts a fresh one") from exc
 
     def close(self) -> None:
         self._db.close()
@@ -119,19 +128,27 @@ class Store:
 
     @contextmanager
     def _write(self):
-        self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # read-only file or folder, full disk, locked past the timeout
+            raise StoreError(f"kata cannot write its history {self.path}: {exc}") from exc
+
+    def check_writable(self) -> None:
+        """Raise StoreError now, before a command changes anything, if a write would fail later."""
+        with self._write() as db:  # a write that changes nothing: a read-only file fails here
+            db.execute(f"PRAGMA user_version = {db.execute('PRAGMA user_version').fetchone()[0]}")
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path} was written by a newer kata (schema {version}, this "
-                             f"kata knows {SCHEMA_VERSION}); upgrade kata with `pip install -U kata`")
+                             f"kata knows {SCHEMA_VERSION}); upgrade kata with `git pull && pip install -e .` in your kata checkout")
         for number in range(version + 1, SCHEMA_VERSION + 1):
             with self._write() as db:
                 for statement in MIGRATIONS[number - 1].split(";"):

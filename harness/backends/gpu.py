@@ -65,7 +65,8 @@ def _import_cupy():
     try:
         import cupy
     except ImportError as exc:
-        raise GpuUnavailable("CuPy is not installed: `pip install 'kata[gpu]'` (cupy-cuda13x), "
+        raise GpuUnavailable("CuPy is not installed: `pip install cupy-cuda13x` (or `pip install -e '.[gpu]'` "
+                             "in your kata checkout, with torch for the library baselines), "
                              "or grade with --backend cpu") from exc
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:

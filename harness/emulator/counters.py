@@ -23,6 +23,10 @@ from .tally import _FIELDS, _IX, Tally, _tally, family
 from .warp_costs import _distinct, _distinct_per_group, _group_sizes, _pair_keys, _sorted_keys, _warp_costs
 
 _NO_ADDRS = np.zeros(1 << 16, np.int64)  # on_issue has no addresses; the numba pass ignores them
+#: a split vector is merged up to this many bytes a lane: a float4, the widest global access
+VECTOR_BYTES = 16
+#: the pieces of a split vector are a few instructions apart (Triton: a mov, then a predicated load)
+SPLIT_GAP = 4
 
 
 class Counters(Observer):
@@ -41,6 +45,9 @@ class Counters(Observer):
         self._wpb = (self._tpb + 31) // 32
         self._rows: dict[int, np.ndarray] = {}  # pc -> counters (see _FIELDS)
         self._meta: dict[int, tuple[str, str | None, int | None]] = {}  # pc -> opcode, file, line
+        # (op, file, line, size, first lane) -> that group's last global request of the line: (pc, blocks, tids, first
+        # addresses, bytes spanned, (requests, sectors, ideal) of that span); see _global_request
+        self._spans: dict[int, tuple] = {}
 
     def _row(self, inst) -> np.ndarray:
         row = self._rows.get(inst.pc)
@@ -92,6 +99,9 @@ class Counters(Observer):
             return
         row = self._row(inst)
         size = int(size)
+        if space == "global" and op in ("ld", "st"):
+            self._add_fast(row, space, op, self._global_request(inst, op, blocks, tids, addrs, size), len(tids) * size)
+            return
         kind = {"global": 1, "shared": 2}.get(space, 0) if op != "atom" else 0
         fast = self._fast(kind, blocks, tids, addrs, size)
         if fast is not None:
@@ -108,6 +118,59 @@ class Counters(Observer):
                                       np.asarray(addrs, np.int64), size)
         elif space == "local":
             row[_IX["local_requests"]] += _distinct(warps)
+
+    def _global_request(self, inst, op, blocks, tids, addrs, size) -> tuple[int, int, int]:
+        """(requests, sectors, ideal sectors) of one global load or store instruction.
+
+        A vector access the compiler split into scalars (Triton's masked `tl.load` of 4 floats a
+        lane: ld.global.b32 at +0, +4, +8, +12 from one address, on one source line, a few
+        instructions apart) is counted as the vector it is: the sectors and ideal of the whole span, spread over
+        its requests. Counted one by one, a lane stride of 16 bytes made each request touch 16
+        sectors against an ideal of 4, and a coalesced kernel read as uncoalesced (issue 28)."""
+        base = np.asarray(addrs)
+        base = base.view(np.int64) if base.dtype == np.uint64 else base.astype(np.int64)
+        # the engine may interleave groups of warps at the same code: each group's own last request
+        key = (op, inst.file, inst.line, size, int(blocks[0]), int(tids[0]))
+        prev = self._spans.get(key)
+        if (prev is not None and 0 < inst.pc - prev[0] <= SPLIT_GAP and prev[4] + size <= VECTOR_BYTES
+                and self._continues(prev, blocks, tids, base)):
+            # counted over the first piece's lanes: a lane the tail mask turned off for a later
+            # piece counts as loading it, in the measured sectors and in the ideal alike
+            span = prev[4] + size
+            whole = self._global_costs(prev[1], prev[2], prev[3], span)
+            self._spans[key] = (inst.pc, prev[1], prev[2], prev[3], span, whole)
+            return whole[0], whole[1] - prev[5][1], whole[2] - prev[5][2]
+        costs = self._global_costs(blocks, tids, base, size)
+        self._spans[key] = (inst.pc, blocks, tids, base, size, costs)
+        return costs
+
+    def _continues(self, prev, blocks, tids, base) -> bool:
+        """Whether these lanes (all of them among the previous piece's) read right after it."""
+        if len(tids) == len(prev[2]) and np.array_equal(tids, prev[2]) and np.array_equal(blocks, prev[1]):
+            return bool(np.array_equal(base, prev[3] + prev[4]))
+        if len(tids) > len(prev[2]):
+            return False
+        before = np.asarray(prev[1], np.int64) * self._tpb + np.asarray(prev[2], np.int64)
+        now = np.asarray(blocks, np.int64) * self._tpb + np.asarray(tids, np.int64)
+        at = np.searchsorted(before, now)
+        if (at >= before.size).any() or not np.array_equal(before[at], now):
+            return False
+        return bool(np.array_equal(base, prev[3][at] + prev[4]))
+
+    def _global_costs(self, blocks, tids, addrs, size) -> tuple[int, int, int]:
+        fast = self._fast(1, blocks, tids, addrs, size)
+        if fast is not None:
+            return fast
+        warps = self._warps(blocks, tids)
+        first, last = addrs >> 5, (addrs + size - 1) >> 5
+        sectors, w = first, warps
+        if (last != first).any():  # a misaligned or wide access straddles two sectors
+            more = last != first
+            sectors = np.concatenate((first, last[more]))
+            w = np.concatenate((warps, warps[more]))
+        # the ideal counts distinct addresses: lanes reading one value (a broadcast) need one access
+        ideal = int(((_distinct_per_group(warps, addrs) * size + 31) // 32).sum())
+        return int(_group_sizes(warps).size), int(_distinct(_pair_keys(w, sectors))), ideal
 
     def _add_fast(self, row, space, op, fast, nbytes) -> None:
         req, cost, ideal = fast
@@ -133,29 +196,11 @@ class Counters(Observer):
             row[_IX["local_requests"]] += req
 
     def _global(self, row, op, warps, addrs, size) -> None:
+        """Global atomics (loads and stores: _global_request)."""
         n = warps.size
-        if op == "atom":
-            row[_IX["global_atomic_requests"]] += _distinct(warps)
-            row[_IX["bytes_read"]] += n * size
-            row[_IX["bytes_written"]] += n * size
-            return
-        first, last = addrs >> 5, (addrs + size - 1) >> 5
-        sectors = first
-        w = warps
-        if (last != first).any():  # a misaligned or wide access straddles two sectors
-            more = last != first
-            sectors = np.concatenate((first, last[more]))
-            w = np.concatenate((warps, warps[more]))
-        lanes = _group_sizes(warps)
-        # the ideal counts distinct addresses: lanes reading one value (a broadcast) need one access
-        distinct = _distinct_per_group(warps, addrs)
-        ideal = int(((distinct * size + 31) // 32).sum())
-        touched = _distinct(_pair_keys(w, sectors))
-        kind = "load" if op == "ld" else "store"
-        row[_IX[f"global_{kind}_requests"]] += lanes.size
-        row[_IX[f"global_{kind}_sectors"]] += touched
-        row[_IX[f"global_{kind}_ideal_sectors"]] += ideal
-        row[_IX["bytes_read" if op == "ld" else "bytes_written"]] += n * size
+        row[_IX["global_atomic_requests"]] += _distinct(warps)
+        row[_IX["bytes_read"]] += n * size
+        row[_IX["bytes_written"]] += n * size
 
     def _shared_periodic(self, row, blocks, warps, tids, addrs, size) -> None:
         """Shared offsets are relative to each block's window, so the blocks of one issued group

@@ -13,7 +13,8 @@ import re
 import warnings
 from pathlib import Path
 
-from harness.frontends.python_source import CompiledKernel, FrontendUnavailable, KernelCompileError, source_line
+from harness.frontends.python_source import (CompiledKernel, FrontendUnavailable, KernelCompileError, install_command,
+                                             source_line)
 
 CC = (9, 0)
 ARRAY_PARAMS = 7  # per 1-D array: meminfo, parent, nitems, itemsize, data, shape[0], strides[0]
@@ -30,7 +31,7 @@ def _cuda():
         import numba
         from numba import cuda
     except ImportError as exc:
-        raise FrontendUnavailable("numba-cuda is not installed: run `pip install 'kata[numba]'`") from exc
+        raise FrontendUnavailable(f"numba-cuda is not installed: run `{install_command('numba')}`") from exc
     return numba, cuda
 
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.frontends.host_names import advice
+
 #: the GPU we grade for; -lineinfo gives .loc lines so findings name the learner's file:line
 ARCH = "90"
 BASE_OPTIONS = ("-lineinfo", "-std=c++17")
@@ -150,7 +152,7 @@ def parse_log(log: str, filename: str, source: str | None = None) -> tuple[Diagn
             continue
         sev = "error" if "error" in m["sev"] else m["sev"]
         quoted = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
-        out.append(Diagnostic(Path(m["file"]).name, int(m["line"]), sev, m["msg"].strip(), quoted))
+        out.append(Diagnostic(Path(m["file"]).name, int(m["line"]), sev, advice(m["msg"].strip()), quoted))
     if not out:
         from harness.frontends.ptxas_errors import explain
 

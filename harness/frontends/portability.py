@@ -13,27 +13,8 @@ from pathlib import Path
 
 from .nvrtc import Diagnostic
 
-#: host-only macro → (the header that defines it, what works under NVRTC)
-HOST_NAMES = {
-    "INFINITY": ("math.h", "CUDART_INF_F from <math_constants.h>, or __int_as_float(0x7f800000)"),
-    "NAN": ("math.h", "CUDART_NAN_F from <math_constants.h>"),
-    "HUGE_VAL": ("math.h", "CUDART_INF from <math_constants.h>"),
-    "HUGE_VALF": ("math.h", "CUDART_INF_F from <math_constants.h>"),
-    "FLT_MAX": ("float.h", "3.402823466e+38f, or CUDART_MAX_NORMAL_F from <math_constants.h>"),
-    "FLT_MIN": ("float.h", "1.175494351e-38f"),
-    "FLT_EPSILON": ("float.h", "1.192092896e-07f"),
-    "DBL_MAX": ("float.h", "1.7976931348623157e+308"),
-    "DBL_EPSILON": ("float.h", "2.2204460492503131e-16"),
-    "INT_MAX": ("limits.h", "0x7fffffff, or cuda::std::numeric_limits<int>::max() from <cuda/std/limits>"),
-    "INT_MIN": ("limits.h", "(-0x7fffffff - 1)"),
-    "UINT_MAX": ("limits.h", "0xffffffffu"),
-    "LLONG_MAX": ("limits.h", "0x7fffffffffffffffll"),
-    "CHAR_BIT": ("limits.h", "8"),
-    "SIZE_MAX": ("stdint.h", "cuda::std::numeric_limits<size_t>::max() from <cuda/std/limits>"),
-    "INT32_MAX": ("stdint.h", "0x7fffffff"),
-    "UINT32_MAX": ("stdint.h", "0xffffffffu"),
-    "RAND_MAX": ("stdlib.h", "no host random numbers in a kernel"),
-}
+from .host_names import HOST_NAMES  # noqa: F401 - re-exported: the table lives where NVRTC's messages use it too
+
 _M_CONSTANT = re.compile(r"\bM_(?:PI|PI_2|PI_4|E|LN2|LN10|LOG2E|LOG10E|SQRT2|SQRT1_2|1_PI|2_PI|2_SQRTPI)\b")
 _PREDEFINED = re.compile(r"\b__(?:FLT|DBL|LDBL|INT|LONG|SCHAR|SHRT|SIZE|UINT\d*|INT\d*)_[A-Z_]*__\b")
 _STD = re.compile(r"(?<![\w:])(?:::)?std::(\w+)")

@@ -15,8 +15,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LANGUAGES = ("cuda", "triton", "numba")
-#: the extra that installs each Python front end's compiler (pyproject.toml)
-INSTALL = {"triton": "pip install 'kata[triton]'", "numba": "pip install 'kata[numba]'"}
+
+
+def install_command(extra: str) -> str:
+    """What installs one of kata's extras (pyproject.toml). kata is installed from its checkout,
+    not from the package index, so `pip install 'kata[triton]'` would find nothing: name the
+    extra's own pinned packages, read from kata's installed metadata, and the checkout's command."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        wanted = [r.split(";")[0].strip() for r in requires("kata") or ()
+                  if re.search(rf"extra\s*==\s*['\"]{extra}['\"]", r)]
+    except PackageNotFoundError:
+        wanted = []
+    packages = " ".join(f"'{w}'" for w in wanted)
+    checkout = f"pip install -e '.[{extra}]' in your kata checkout"
+    return f"pip install {packages} (or {checkout})" if packages else checkout
+
+
+#: what installs each Python front end's compiler (the extras of pyproject.toml)
+INSTALL = {"triton": install_command("triton"), "numba": install_command("numba")}
 
 _IMPORTS = {"triton": re.compile(r"^\s*(import triton|from triton)", re.M),
             "numba": re.compile(r"^\s*(import numba|from numba)", re.M)}

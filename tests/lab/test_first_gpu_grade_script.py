@@ -19,8 +19,17 @@ def test_without_a_gpu_it_exits_2_naming_why(tmp_path, monkeypatch, capsys):
 
 def test_the_table_names_each_kata_with_both_grades(tmp_path, monkeypatch):
     monkeypatch.setattr(script, "grade", lambda kata_id, home, timeout, backend: dict(
-        wall=12.5 if kata_id == "reduce" else 3.0, verdict="pass", headline="", phases={"data": 2.0}))
+        wall=12.5 if kata_id == "reduce" else 3.0, verdict="pass", headline="", phases={"data": 2.0},
+        grade={"compile": 1.5}))
     assert script.main(["reduce", "vector-add", "--out", str(tmp_path), "--backend", "cpu"]) == 0
     text = (tmp_path / "first-gpu-grade.md").read_text()
-    assert "| reduce | pass | 12.5 | 12.5 | data 2.0 | data 2.0 |" in text
+    assert "| reduce | pass | 12.5 | 12.5 | compile 1.5 | data 2.0 | compile 1.5 | data 2.0 |" in text
     assert "| vector-add | pass | 3.0 | 3.0 |" in text and "(or not passing): reduce" in text
+
+
+def test_one_real_grade_records_the_whole_grades_steps(tmp_path):
+    """Through bench/grade_phases.py: the grade's own steps beside the performance stage's phases."""
+    home = tmp_path / "home"
+    home.mkdir()
+    got = script.grade("vector-add", home, 300, "cpu")
+    assert got["verdict"] == "pass" and got["grade"]["compile"] > 0 and "grade total (in process)" in got["grade"]

@@ -69,3 +69,32 @@ def test_one_missing_case_or_one_job_starts_no_subprocess(tmp_path, monkeypatch)
     monkeypatch.setenv(bench_pool.JOBS_ENV, "1")
     assert len(bench_pool.make_all(small_reduce(), [4, 5, 6], launch=refuse)) == 3
     assert bench_pool.jobs(3) == 1
+
+
+def test_early_start_makes_the_cases_the_prefetch_then_waits_for_instead_of_remaking(tmp_path, monkeypatch):
+    """A GPU grade starts its bench inputs when the kernel compiles; the prefetch's bench_data takes
+    the case's lock, so it waits for a subprocess still making that case and loads what it made."""
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
+    monkeypatch.setenv(bench_pool.JOBS_ENV, "3")
+    kata = small_reduce()
+    started = bench_pool.start_early(kata, [21, 22, 23])
+    assert len(started) == 3
+    monkeypatch.setattr(kata.reference, "generate", lambda rng, **p: (_ for _ in ()).throw(AssertionError("made twice")))
+    data = {i: bench_inputs.bench_data(kata, dict(c), 21 + i) for i, c in enumerate(CASES)}
+    assert [d.inputs["x"].size for d in data.values()] == [5000, 777, 3]
+    assert all(isinstance(d.inputs["x"], np.memmap) for d in data.values())
+    bench_pool.stop(started)
+    assert bench_pool.start_early(kata, [21, 22, 23]) == []  # all cached now: nothing to start
+
+
+def test_a_grade_that_ends_early_stops_its_early_subprocesses(tmp_path, monkeypatch):
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
+    sleepers = []
+
+    def launch(cmd, **kwargs):
+        sleepers.append(subprocess.Popen(["sleep", "60"]))
+        return sleepers[-1]
+
+    started = bench_pool.start_early(small_reduce(), [1, 2, 3], launch=launch)
+    bench_pool.stop(started)
+    assert started and all(p.poll() is not None for p in sleepers)

@@ -41,10 +41,18 @@ def test_mistakes_unlock_with_a_pass_then_show_diff_and_finding(tmp_path):
     for name in names:
         assert f"reduce · {name}" in first.output
     # the finding the grade prints, with the learner's line, and the bug's diff
-    assert "race-raw kernel.cu:14" in first.output
+    # numbered as the diff's new side (the wrong kernel less its two header lines), not 2 off
+    race = "s[threadIdx.x] += s[threadIdx.x + step];"
+    body = wrong.kernel_source(next(m for m in wrong.mistakes("reduce", catalog.load("reduce").solution_dir)
+                                    if m.name == "missing_syncthreads"), header=False).splitlines()
+    line = next(i for i, text in enumerate(body, start=1) if race in text)
+    assert f"race-raw kernel.cu:{line}" in first.output and f"{line} │ " in first.output
     assert "-        if (e < n) v" not in first.output  # reduce's patches are of reduce's solution
     assert "+    gpu.launch" in first.output or "too_many_threads" in first.output
     assert "grading missing_syncthreads" in first.output
+    lines = set(first.output.splitlines())
+    for m in wrong.mistakes("reduce", catalog.load("reduce").solution_dir):  # piped: no diff line cut at 80
+        assert all(line in lines for line in m.diff().rstrip().splitlines() if line.strip())
     second = runner.invoke(cli, ["mistakes", "reduce"])
     assert second.exit_code == 0 and "grading" not in second.output  # cached
     assert second.output.count("FAIL") == first.output.count("FAIL") == len(names)

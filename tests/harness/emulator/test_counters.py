@@ -212,3 +212,50 @@ def test_lines_of_another_file_never_merge_with_the_kernels_lines():
     assert c.per_line[12].instructions == 4 and c.per_line[12].file == "kernel.cu"
     assert c.per_location[("cuda_fp16.hpp", 12)].instructions == 2
     assert c.total.instructions == 6 and len(c.to_dict()["per_line"]) == 2
+
+
+def _split(c, offsets, pcs, line=9, stride=16):
+    """One warp-group's scalar loads from base + offset, one instruction each (Triton's split float4)."""
+    from _inst import Inst
+
+    tids = np.arange(256)
+    blocks = np.zeros(256, np.int64)
+    for offset, pc in zip(offsets, pcs):
+        inst = Inst("ld.global.b32", pc, "kernel.py", line)
+        c.on_issue(inst, blocks, tids)
+        c.on_memory(inst, "global", "ld", blocks, tids, np.asarray(BASE + stride * tids + offset, np.uint64), 4)
+    return c.per_line[line]
+
+
+def test_a_float4_split_into_four_scalar_loads_is_as_coalesced_as_the_float4():
+    """Issue 28: Triton's masked load of 4 floats a lane is 4 ld.global.b32 at +0..+12; counted
+    one by one each touched 16 sectors against an ideal of 4, a coalesced kernel reported as not."""
+    split = _split(_ctr(), (0, 4, 8, 12), (100, 102, 104, 106))  # a mov before each load
+    vector = _mem(_ctr(), "global", "ld", BASE + 16 * np.arange(256), size=16)
+    assert split.global_load_requests == 32 and vector.global_load_requests == 8
+    assert split.global_load_sectors == vector.global_load_sectors == 128  # every byte once
+    assert split.sectors_per_load_request == split.global_load_ideal_sectors / 32 == 4.0
+
+
+def test_scalar_loads_that_are_no_split_vector_still_count_one_by_one():
+    # far apart in the code, or not contiguous: the wasted sectors are real and still reported
+    apart = _split(_ctr(), (0, 4), (100, 110))
+    assert apart.global_load_sectors == 2 * 16 * 8 and apart.global_load_ideal_sectors == 2 * 4 * 8
+    strided = _split(_ctr(), (0, 64), (100, 101), stride=128)
+    assert strided.sectors_per_load_request == 32.0 and strided.global_load_ideal_sectors == 2 * 32
+
+
+def test_a_split_vector_whose_tail_mask_drops_lanes_is_still_one_vector():
+    from _inst import Inst
+
+    c = _ctr()
+    tids = np.arange(256)
+    blocks = np.zeros(256, np.int64)
+    for k, pc in enumerate((100, 102, 104, 106)):
+        live = tids if k == 0 else tids[:-1]  # the last lane's later elements are past n
+        inst = Inst("ld.global.b32", pc, "kernel.py", 9)
+        c.on_issue(inst, blocks[:live.size], live)
+        c.on_memory(inst, "global", "ld", blocks[:live.size], live,
+                    np.asarray(BASE + 16 * live + 4 * k, np.uint64), 4)
+    t = c.per_line[9]
+    assert t.sectors_per_load_request == 4.0 and t.global_load_ideal_sectors == 128

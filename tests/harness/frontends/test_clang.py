@@ -139,3 +139,14 @@ def test_without_ptxas_the_report_says_what_is_missing(clang_folder, monkeypatch
     monkeypatch.setenv("KATA_FRONTEND", "clang")
     res = interface.compile(GOOD, "kernel.cu", cubin=True, use_cache=False)
     assert res.notes[0] == "compiled with clang (KATA_FRONTEND=clang)"
+
+
+def test_a_clang_grade_says_clang_compiled_it_and_why(clang_folder, kata, tmp_path, monkeypatch):
+    """Issue 28: the backend line of every grade names its compiler; a clang grade says why."""
+    monkeypatch.setenv("KATA_FRONTEND", "clang")
+    assert kata("start", "vector-add").exit_code == 0
+    ws = tmp_path / "vector-add"
+    (ws / "kernel.cu").write_text("not C\n")
+    r = kata("grade", str(ws), "--backend", "cpu")
+    assert "compiled by clang (KATA_FRONTEND=clang)" in r.output.splitlines()[-2]
+    assert '"compiler": "clang (KATA_FRONTEND=clang)"' in kata("grade", str(ws), "--backend", "cpu", "--json").output
