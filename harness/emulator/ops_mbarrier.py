@@ -8,6 +8,8 @@ reach zero; then pending arrivals reset to the expected count. A state token (wh
 is the phase number it arrived in; `test_wait`/`try_wait` with a token succeed once that phase has
 completed, and with `.parity p` once the phase of parity p before the current one has (so parity 1
 succeeds at once on a fresh barrier, whose phase 0 is running: the classic wrong-phase wait).
+A wait first looks at the barrier as it is, and only when that fails lets the copies in flight
+land (they complete while it waits), so a wait that succeeds at once reads before they land.
 
 Bulk and tensor copies (ops_tma.py) that signal a barrier (`.mbarrier::complete_tx::bytes`) land
 when some thread tests that barrier (any wait on it), like cp.async lands at its wait: until then
@@ -105,7 +107,7 @@ def arrive(eng, inst, st, key, lanes, count: int, tx: int = 0) -> int:
         bar.tx += tx
         bar.tx_line = inst.line
     phase = bar.phase
-    if bar.pending <= 0 and st.check is not None:
+    if bar.pending - count < 0 and st.check is not None:
         st.check.over_arrive(eng, inst, key, bar, lanes)
     bar.pending -= count
     bar.polls = 0
@@ -228,15 +230,14 @@ def _wait(eng, inst, mods, o):
         ok = np.zeros(lanes.size, bool)
         groups, inv = _per_barrier(eng, lanes, blocks, offs)
         for i, (key, ls) in enumerate(groups):
-            land(eng, st, key)
             bar = _bar(eng, inst, st, key, ls)
             if bar is None:
                 continue
             m = inv == i
-            if parity:  # the phase of this parity before the running one has completed
-                done = (t[m] & 1) != (bar.phase & 1)
-            else:
-                done = t[m] < bar.phase
+            done = _done(bar, t[m], parity)
+            if not done.all() and st.inflight.get(key):  # the copies complete while it waits
+                land(eng, st, key)
+                done = _done(bar, t[m], parity)
             ok[m] = done
             if st.check is not None and done.any():
                 tids = eng.lane_tid[ls[done]]
@@ -250,6 +251,14 @@ def _wait(eng, inst, mods, o):
                     _hang(eng, inst, key, bar, ls[~done])
         d(sel, ok)
     return PLAIN, run
+
+
+def _done(bar, tokens, parity: bool) -> np.ndarray:
+    """Whether each waiter's phase has completed: with parity, the phase of that parity before the
+    running one; with a state token, the phase it arrived in."""
+    if parity:
+        return (tokens & 1) != (bar.phase & 1)
+    return tokens < bar.phase
 
 
 def _hang(eng, inst, key, bar, lanes) -> None:
