@@ -82,6 +82,8 @@ class Engine(Synchronisation, LaunchState):
                 inst = code[pc]
                 self.issued += 1
                 if self.issued & 1023 == 0:
+                    if self.stopped:  # an instruction ended the launch (a hang ops_mbarrier detected)
+                        return
                     if self.issued > budget or time.monotonic() > deadline:
                         self._watchdog(inst, idx, self.issued > budget)
                         return
