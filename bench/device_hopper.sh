@@ -9,4 +9,5 @@ export KATA_HOME=/tmp/kh-hopper
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1 || true
 timeout 200 python3 bench/tc_zoo_gpu.py --hopper > "$OUT/hopper_zoo.txt" 2>&1
 echo "exit $?" >> "$OUT/hopper_zoo.txt"
-cat "$OUT/gpu.txt" "$OUT/hopper_zoo.txt" | tail -45
+timeout 60 python3 bench/hopper_plan_gpu.py > "$OUT/hopper_plan.txt" 2>&1 || true
+cat "$OUT/gpu.txt" "$OUT/hopper_zoo.txt" "$OUT/hopper_plan.txt" | tail -50
