@@ -1,0 +1,228 @@
+"""The H200 performance model on the CPU: what a learner reads (label, bound, costliest line) for
+designs whose GPU behaviour is known, and the pieces it rests on (block samples, cache, loads in
+flight). Timings are estimates of arithmetic, never measured here."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import catalog
+from grader.performance.model import LABEL, cache, estimate, static
+from grader.performance.model.observe import observe_in_worker
+from harness.emulator import Emulator
+from harness.frontends import nvrtc
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _estimate(kata_id: str, folder: Path):
+    compiled = nvrtc.compile((folder / "kernel.cu").read_text(), "kernel.cu", cubin=True)
+    spec = importlib.util.spec_from_file_location("plan_under_test", folder / "launch.py")
+    plan = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plan)
+    regs = {k: r.registers for k, r in compiled.resources.items()}
+    obs = observe_in_worker(plan.launch, str(folder / "launch.py"), kata_id, compiled.ptx, "kernel.cu", 0,
+                            registers=regs)
+    return estimate(catalog.load(kata_id), obs, compiled.resources)
+
+
+def test_reduce_solution_is_estimated_dram_bound_on_its_load_line():
+    e = _estimate("reduce", ROOT / "solutions" / "reduce")
+    assert e.label == LABEL and "estimate for the NVIDIA H200" in e.headline() and "not a measurement" in e.label
+    (case,) = e.cases
+    assert case.bound.startswith("DRAM") and case.resource == "dram"
+    assert case.lines[0][0] == "kernel.cu:16" and case.lines[0][1] > 0.9  # x4[i], the float4 load
+    assert "4 blocks per plan on zero-filled inputs at the bench shape" in case.how
+    assert e.tier in ("good", "excellent") and 0.7 < e.value <= 1.05
+
+
+def test_one_atomic_per_block_on_a_million_blocks_is_bound_by_same_address_atomics():
+    e = _estimate("reduce", ROOT / "lab" / "reduce_variants" / "shared_tree")
+    (case,) = e.cases
+    assert case.resource == "atomic" and case.bound.startswith("same-address atomics: 1,048,576")
+    assert "atomicAdd" in (ROOT / "lab/reduce_variants/shared_tree/kernel.cu").read_text().splitlines()[
+        int(case.lines[0][0].split(":")[1]) - 1]
+    assert e.tier == "below target"
+
+
+def test_the_report_ranks_the_three_reduce_designs_as_the_h200_did():
+    times = {v: _estimate("reduce", ROOT / "lab" / "reduce_variants" / v).cases[0].seconds
+             for v in ("float4_shuffle", "shared_tree", "atomic_per_element")}
+    assert times["float4_shuffle"] < times["shared_tree"] < times["atomic_per_element"]
+
+
+def test_a_sample_of_blocks_runs_only_those_blocks():
+    src = r'''extern "C" __global__ void mark(int* out) { if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x + 1; }'''
+    c = nvrtc.compile(src, "kernel.cu")
+    emu = Emulator()
+    mod = emu.load(c.ptx)
+    out = emu.alloc(4 * 16)
+    emu.memset(out, 0, 64)
+    emu.launch(mod, "mark", grid=(16, 1, 1), block=(32, 1, 1), args=[out], blocks=[3, 7])
+    got = emu.read(out, np.int32, 16)
+    assert got[3] == 4 and got[7] == 8 and np.count_nonzero(got) == 2
+
+
+def _records(blocks, sectors, store=None):
+    n = len(sectors)
+    return {"seq": np.arange(n), "pc": np.zeros(n, np.int32), "block": np.asarray(blocks, np.int64),
+            "sector": np.asarray(sectors, np.int64), "store": np.zeros(n, bool) if store is None else np.asarray(store)}
+
+
+def test_cache_model_reuses_within_a_block_and_across_blocks_of_a_wave():
+    # block 0 reads sectors 0..3 twice (L1), block 1 reads the same sectors (L2, same wave)
+    r = cache.simulate(_records([0] * 8 + [1] * 4, list(range(4)) * 3), concurrency=2, l2_sectors=100,
+                       l1_sectors_per_block=100)
+    assert (r.l1_hits, r.l2_hits, r.dram_read_sectors) == (4, 4, 4)
+
+
+def test_cache_model_misses_again_when_the_l2_is_too_small_between_waves():
+    blocks = [0] * 4 + [1] * 100 + [2] * 4  # one block per wave; wave 1 streams 100 other sectors
+    sectors = list(range(4)) + list(range(1000, 1100)) + list(range(4))
+    small = cache.simulate(_records(blocks, sectors), 1, l2_sectors=50, l1_sectors_per_block=1000)
+    big = cache.simulate(_records(blocks, sectors), 1, l2_sectors=500, l1_sectors_per_block=1000)
+    assert small.dram_read_sectors == 108 and big.dram_read_sectors == 104
+
+
+def test_loads_in_flight_counts_unrolled_independent_loads_as_one_round_trip():
+    src = r'''extern "C" __global__ void k(const float* __restrict__ x, float* y, const int* __restrict__ idx) {
+        int i = threadIdx.x;
+        float a = x[i], b = x[i + 32], c = x[i + 64], d = x[i + 96];
+        y[i] = a + b + c + d + x[idx[i]];
+    }'''
+    c = nvrtc.compile(src, "kernel.cu")
+    from harness.emulator.ptx import load_ptx
+
+    m = load_ptx(c.ptx)
+    got = sorted((d, n) for space, d, n, _ in static.load_batches(m.code, list(m.functions.values())).values())
+    assert got.count((1, 5)) == 5 and got == [(1, 5)] * 5 + [(2, 1)]  # x[idx[i]] waits for idx[i]
+
+
+@pytest.mark.parametrize("opcode,expected", [("fma.rn.f32", "fp32"), ("add.s32", "int"), ("ex2.approx.ftz.f32", "sfu"),
+                                             ("ld.global.nc.v4.f32", "lsu"), ("shfl.sync.down.b32", "shuffle"),
+                                             ("fma.rn.f64", "fp64"), ("mov.u32", "other")])
+def test_pipes(opcode, expected):
+    assert static.pipe(opcode) == expected
+
+
+def test_a_model_run_too_long_to_emulate_is_cut_short_and_the_estimate_called_a_lower_bound(tmp_path, monkeypatch):
+    from grader.performance.model import observe
+
+    monkeypatch.setattr(observe, "MODEL_RUN_S", 0.5)
+    (tmp_path / "kernel.cu").write_text(r'''extern "C" __global__ void reduce(const float* __restrict__ x, float* out, int n)
+    {   // one warp walks the whole input: 2^23 iterations per lane at the bench shape
+        float v = 0.0f;
+        for (int i = threadIdx.x; i < n; i += 32) v += x[i];
+        atomicAdd(out, v);
+    }''')
+    (tmp_path / "launch.py").write_text("def launch(gpu, x, out, n):\n    gpu.memset(out, 0)\n"
+                                       "    gpu.launch('reduce', grid=1, block=32, args=(x, out, n))\n")
+    (case,) = _estimate("reduce", tmp_path).cases
+    assert "the estimate is a lower bound" in case.how and case.seconds > 0
+
+
+def test_a_kata_without_calibration_data_is_estimated_from_its_bench_shape(monkeypatch):
+    from grader.performance.model import h200
+
+    real = h200.library()
+    monkeypatch.setattr(h200, "library", lambda: {**real, "katas": {k: v for k, v in real["katas"].items()
+                                                                   if k not in ("reduce", "matmul")}})
+    e = _estimate("reduce", ROOT / "solutions" / "reduce")  # roofline metric: scored from the cost model
+    assert e.tier in ("good", "excellent") and e.cases[0].bound.startswith("DRAM") and e.library_value is None
+    e = _estimate("matmul", ROOT / "lab" / "model" / "matmul" / "s3b_shared_tiles_16")  # library metric, no time
+    assert e.tier == "unscored" and "no library time recorded" in e.headline() and e.metric == "roofline"
+
+
+def test_profile_counts_a_warp_request_as_one_l1_wavefront_per_128_byte_line():
+    from types import SimpleNamespace
+
+    from harness.emulator.profile import Profile
+
+    p = Profile()
+    p.on_kernel_start("k", (1, 1, 1), (32, 1, 1), 0)
+    base = 1 << 40
+    coalesced, strided = SimpleNamespace(pc=0, opcode="ld.global.f32", file="k.cu", line=1), \
+        SimpleNamespace(pc=1, opcode="ld.global.f32", file="k.cu", line=2)
+    lanes = np.arange(32)
+    p.on_memory(coalesced, "global", "ld", np.zeros(32, np.int64), lanes, (base + 4 * lanes).astype(np.uint64), 4)
+    p.on_memory(strided, "global", "ld", np.zeros(32, np.int64), lanes, (base + 4096 * lanes).astype(np.uint64), 4)
+    p.on_kernel_end()
+    assert p.launches[0]["lines"] == {0: 1, 1: 32}
+
+
+def test_a_kata_whose_scalars_come_from_its_inputs_is_observed_at_its_largest_public_case_for_every_bench_case(monkeypatch):
+    """cross-entropy has no calibration entry and generate() picks ignore_index: neither bench case
+    may fall through to generating and emulating the whole plan at the bench shape (40 s of a grade)."""
+    from grader.performance.model import observe
+
+    kata, real, runs = catalog.load("cross-entropy"), observe.model_run, []
+
+    def spy(kata, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs):
+        runs.append((dict(params), mode))
+        return real(kata, ptx, filename, launch_fn, launch_file, params, mode, *args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("cross-entropy", ROOT / "solutions" / "cross-entropy")
+    assert len(kata.bench.cases) == 2 and len(e.cases) == 2
+    assert [p for p, mode in runs if mode == "full"] == [observe._largest_public(kata)] * 2
+
+
+def test_a_kata_without_calibration_data_shares_one_observation_budget_and_reuses_identical_sample_runs(monkeypatch):
+    """top-p's two bench cases differ only in their data: on zero-filled inputs one run serves both,
+    and every launch of a default entry gets its share of DEFAULT_OBSERVE_S, not 2 s each."""
+    from grader.performance.model import observe
+
+    real, walls = observe.model_run, []
+
+    def spy(*args, **kwargs):
+        walls.append(args[9] if len(args) > 9 else kwargs.get("wall_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("top-p", ROOT / "solutions" / "top-p")
+    assert len(e.cases) == 2 and e.cases[0].seconds == e.cases[1].seconds
+    assert len(walls) == 1 and 0 < walls[0] <= observe.DEFAULT_OBSERVE_S / 2
+
+
+def test_a_slow_kernel_shares_one_observation_budget_over_all_its_runs(monkeypatch):
+    """A learner's naive attention (one thread per query row) ran 4 model runs of up to 6 s each:
+    now each run gets what is left of OBSERVE_S over the runs left, and the estimate says it is a
+    lower bound."""
+    from grader.performance.model import observe
+
+    monkeypatch.setattr(observe, "OBSERVE_S", 1.0)
+    real, walls = observe.model_run, []
+
+    def spy(*args, **kwargs):
+        walls.append(args[9] if len(args) > 9 else kwargs.get("wall_s"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(observe, "model_run", spy)
+    e = _estimate("attention", ROOT / "lab" / "learner" / "attention_naive")
+    assert len(walls) == 4 and walls[0] == pytest.approx(0.25) and sum(walls) <= 1.0 + 0.05 * 3  # (a run left 0.05 s at least)
+    assert all("the estimate is a lower bound" in c.how for c in e.cases)
+
+
+def test_dev_check_grades_skip_the_estimate_and_still_pass(tmp_path, monkeypatch):
+    """`kata dev check` audits verdicts: its solution grades ask for no H200 estimate (1-3 s each)."""
+    from grader.grading import pipeline
+    from grader.performance.model import stage
+
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
+    monkeypatch.setattr(stage, "estimate_stage", lambda *a, **k: pytest.fail("estimated"))
+    r = pipeline.grade("reduce", ROOT / "solutions" / "reduce", backend="cpu", examples=0, with_estimate=False)
+    assert r.verdict == "pass" and r.estimate is None and r.headline.startswith("passed")
+    assert not any("estimate" in n for n in r.notes)
+
+
+def test_the_launch_advice_names_the_fitted_cost_and_the_lever_there_is():
+    """One launch cannot become fewer: the advice says what it costs and that only fusing helps;
+    several launches are told their count and each one's cost (the fitted constant, not a guess)."""
+    from grader.performance.model.explain import _advice
+
+    one = _advice("launch", [{}], 0.0, 0.0, 7.5e-6)
+    assert "one launch already; launching it and filling the GPU cost ~7.5 us" in one and "fewer, larger" not in one
+    assert _advice("launch", [{}, {}, {}], 0.0, 0.0, 6e-6) == "fewer, larger launches: 3 launches each pay ~2.0 us"
