@@ -12,6 +12,10 @@ what they do through the methods below; it watches shared-memory accesses throug
 - mbarrier-tx-mismatch: the copies brought more bytes than expect_tx announced.
 - wgmma-operand-changed: shared memory a committed wgmma reads was stored to before the warp's
   wgmma.wait_group covered it (the wgmma may still be reading it).
+- dsmem-unsynchronized: a read of another block's shared memory (distributed shared memory) of a
+  word its owner wrote, or never wrote, since the cluster's last barrier.cluster; or a block's
+  read of its own word another block wrote since then. Tracked only in kernels that use mapa or
+  shared::cluster accesses (ops_cluster.py turns it on when it binds them).
 """
 from __future__ import annotations
 
@@ -55,6 +59,10 @@ class HopperCheck(Observer):
         self._seen: dict[tuple, np.ndarray] = {}  # (block, barrier key) -> completed phases each thread saw
         self._wgmma: dict[int, list] = {}  # block -> [(warp, group, lo, hi, line)] reads in flight
         self._groups: dict[tuple[int, int], int] = {}  # (block, warp) -> committed wgmma groups
+        self._dsmem_words = 0  # > 0: distributed shared memory is tracked, this many words per block
+        self._epoch: dict[int, int] = {}  # block -> cluster barriers completed
+        self._written: dict[int, np.ndarray] = {}  # block -> per word: [epoch, line] of its own last write
+        self._remote: dict[int, np.ndarray] = {}  # block -> per word: [epoch, line] of another block's write
 
     # ---- what the ops tell ----------------------------------------------------------------------
     def barrier_init(self, blocks, offs) -> None:
@@ -108,8 +116,57 @@ class HopperCheck(Observer):
         if lst:
             lst[:] = [w for w in lst if not (w[0] == warp and w[1] < done_below)]
 
+    def track_dsmem(self, shared_bytes: int) -> None:
+        self._dsmem_words = max(self._dsmem_words, (int(shared_bytes) + 3) // 4, 1)
+
+    def _shadow(self, table, b) -> np.ndarray:
+        s = table.get(b)
+        if s is None:
+            s = table[b] = np.full((self._dsmem_words, 2), -1, np.int64)
+        return s
+
+    def _words(self, offs, size):
+        w = np.asarray(offs, np.int64) // 4
+        return np.clip((w[:, None] + np.arange(max(1, size // 4))).ravel(), 0, self._dsmem_words - 1)
+
+    def cluster_barrier(self, blocks) -> None:
+        for b in np.asarray(blocks).tolist():
+            if b >= 0:
+                self._epoch[b] = self._epoch.get(b, 0) + 1
+
+    def dsmem_access(self, inst, load, readers, tids, targets, offs, size) -> None:
+        """Threads of blocks `readers` load from / store to shared memory of blocks `targets`."""
+        for b in np.unique(targets).tolist():
+            m = (targets == b) & (readers != b)
+            if not m.any():
+                continue
+            words = self._words(offs[m], size)
+            if not load:
+                s = self._shadow(self._remote, b)
+                s[words, 0], s[words, 1] = self._epoch.get(b, 0), -1 if inst.line is None else inst.line
+                continue
+            s = self._shadow(self._written, b)
+            stale = s[words, 0] >= self._epoch.get(b, 0)
+            unwritten = s[words, 0] < 0
+            if (stale | unwritten).any():
+                i = int(np.argmax(stale | unwritten))
+                line = int(s[words[i], 1])
+                reader, tid = int(readers[m][0]), int(tids[m][0])
+                what = ("before its owner wrote it" if unwritten[i] else
+                        f"which its owner wrote at line {line} with no cluster barrier since")
+                msg = (f"thread {_fmt(_coords(tid, self._block))} of block {_fmt(_coords(reader, self._grid))} reads "
+                       f"shared byte offset {int(words[i]) * 4} of block {_fmt(_coords(b, self._grid))} in its cluster "
+                       f"({inst.file or '?'}:{inst.line}) {what}: the other block may not have written it yet. "
+                       "Put cluster.sync() (barrier.cluster.arrive + barrier.cluster.wait) between the writes "
+                       "and the reads through mapa / map_shared_rank")
+                self._report("dsmem-unsynchronized", inst, reader, tid, int(words[i]) * 4, msg,
+                             None if unwritten[i] else line, 0)
+
     # ---- what the engine shows ------------------------------------------------------------------
     def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
+        if space == "shared" and self._dsmem_words:
+            self._local_dsmem(inst, op, np.asarray(blocks, np.int64), np.asarray(tids, np.int64),
+                              np.asarray(addrs, np.int64), size)
         if space != "shared" or (not self._copies and not self._wgmma):
             return
         blocks = np.asarray(blocks, np.int64)
@@ -121,6 +178,27 @@ class HopperCheck(Observer):
                 self._reads(inst, b, tids[m], a[m], size)
             if op != "ld" and b in self._wgmma:
                 self._writes(inst, b, tids[m], a[m], size)
+
+    def _local_dsmem(self, inst, op, blocks, tids, a, size) -> None:
+        """A block's own shared accesses: writes stamp the words with the cluster epoch; reads of
+        words another block wrote in this epoch are dsmem-unsynchronized."""
+        for b in np.unique(blocks).tolist():
+            m = blocks == b
+            words = self._words(a[m], size)
+            if op != "ld":
+                s = self._shadow(self._written, b)
+                s[words, 0], s[words, 1] = self._epoch.get(b, 0), -1 if inst.line is None else inst.line
+            elif b in self._remote:
+                s = self._remote[b]
+                stale = s[words, 0] >= self._epoch.get(b, 0)
+                if stale.any():
+                    i = int(np.argmax(stale))
+                    tid = int(tids[m][0])
+                    msg = (f"thread {_fmt(_coords(tid, self._block))} reads shared byte offset {int(words[i]) * 4} "
+                           f"({inst.file or '?'}:{inst.line}) that another block of its cluster wrote at line "
+                           f"{int(s[words[i], 1])} with no cluster barrier since: put cluster.sync() between the "
+                           "remote writes and the reads")
+                    self._report("dsmem-unsynchronized", inst, b, tid, int(words[i]) * 4, msg, int(s[words[i], 1]), 0)
 
     def _reads(self, inst, b, tids, a, size) -> None:
         for c in self._copies[b]:
@@ -179,6 +257,9 @@ class HopperCheck(Observer):
         for b in np.unique(np.asarray(blocks, np.int64)).tolist():
             self._copies.pop(b, None)
             self._wgmma.pop(b, None)
+            self._written.pop(b, None)
+            self._remote.pop(b, None)
+            self._epoch.pop(b, None)
             for k in [k for k in self._seen if k[0] == b]:
                 del self._seen[k]
 

@@ -1,5 +1,6 @@
-"""The findings of Hopper's classic mistakes (TMA / bulk copies and mbarriers, wgmma), each provoked
-by a kernel that names its line (`// expect: KIND`) and with a correct twin that must be clean."""
+"""The findings of Hopper's classic mistakes (TMA / bulk copies and mbarriers, wgmma, distributed
+shared memory), each provoked by a kernel that names its line (`// expect: KIND`) and with a
+correct twin that must be clean."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,6 +69,29 @@ extern "C" __global__ void k(const float* x, float* out) {
     for (int i = 0; i < 8; i++) out[threadIdx.x * 8 + i] = d[i];
 }
 '''
+CLUSTER = r'''
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(const float* x, float* out) {
+    __shared__ float cell[128];
+    cg::cluster_group cl = cg::this_cluster();
+    cell[threadIdx.x] = x[threadIdx.x] + cl.block_rank();
+    {SYNC}
+    float* peer = cl.map_shared_rank(cell, cl.block_rank() ^ 1);
+    out[blockIdx.x * 128 + threadIdx.x] = peer[threadIdx.x]; // expect: dsmem-unsynchronized
+    cl.sync();
+}
+'''
+NO_INIT = r'''
+extern "C" __global__ void k(const float* x, float* out) {
+    __shared__ __align__(8) unsigned long long bar;
+    unsigned b = (unsigned)__cvta_generic_to_shared(&bar);
+    {INIT}
+    __syncthreads();
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(b) : "memory"); // expect: mbarrier-uninitialized
+    out[threadIdx.x] = 1.0f;
+}
+'''
 FENCE = 'asm volatile("wgmma.fence.sync.aligned;" ::: "memory");'
 STORE = "tile[threadIdx.x] = 0x4000;"
 _ONE = {"{PRODUCERS}": "1", "{EXPECT}": "1024", "{ARRIVE}": "", "{COPY}": "", "{READ}": "",
@@ -85,10 +109,16 @@ CASES = {  # name -> (template, kind, provoking fill, correct fill)
     "no-wgmma-fence": (WGMMA, "wgmma-missing-fence", {"{FENCE}": "", "{MMA}": "// expect", "{EARLY}": "",
                                                       "{LATE}": STORE},
                        {"{FENCE}": FENCE, "{MMA}": "", "{EARLY}": "", "{LATE}": STORE}),
+    "arrive-before-init": (NO_INIT, "mbarrier-uninitialized", {"{INIT}": ""},
+                           {"{INIT}": 'if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 128;" '
+                                      ':: "r"(b) : "memory");'}),
+    "remote-read-without-cluster-sync": (CLUSTER, "dsmem-unsynchronized", {"{SYNC}": ""}, {"{SYNC}": "cl.sync();"}),
     "store-before-wait": (WGMMA, "wgmma-operand-changed",
                           {"{FENCE}": FENCE, "{MMA}": "", "{EARLY}": STORE + " // expect", "{LATE}": ""},
                           {"{FENCE}": FENCE, "{MMA}": "", "{EARLY}": "", "{LATE}": STORE}),
 }
+
+KINDS = {kind for _, kind, _, _ in CASES.values()} | {"wgmma-missing-fence"}  # the kinds these tests provoke
 
 
 def _source(name, fix):
@@ -107,7 +137,8 @@ def _run(src):
     px, out = emu.alloc(x.nbytes), emu.alloc(4096)
     emu.write(px, x)
     emu.memset(out, 0, 4096)
-    res = emu.launch(mod, "k", grid=(1, 1, 1), block=(128, 1, 1), args=[px, out])
+    grid = (2, 1, 1) if "__cluster_dims__" in src else (1, 1, 1)  # a cluster of two blocks
+    res = emu.launch(mod, "k", grid=grid, block=(128, 1, 1), args=[px, out])
     return res, emu.read(out, np.float32, 1024)
 
 
@@ -133,6 +164,9 @@ def test_correct_twin_is_clean(name):
         np.testing.assert_array_equal(out[:128], 255 - np.arange(128, dtype=np.float32))
     if CASES[name][0] is WGMMA:  # all-ones 64x16 @ 16x16: every output is 16
         np.testing.assert_array_equal(out, 16.0)
+    if CASES[name][0] is CLUSTER:  # each block read the other's cell: x + the other's rank
+        x = np.arange(128, dtype=np.float32)
+        np.testing.assert_array_equal(out[:256], np.concatenate([x + 1, x]))
 
 
 def test_without_the_wait_the_buffer_keeps_its_old_bytes():

@@ -289,3 +289,28 @@ def maxnreg(dev, n, rng):
     got = dev.read(out, np.uint32, n)
     assert (got == np.arange(n) * 7).all()
     return {"out": got}
+
+
+# ---- clusters of several blocks ------------------------------------------------------------------
+CLUSTER_CASES = {"ring2": ((2, 1), (4, 1)), "ring4": ((2, 2), (4, 2))}  # kernel -> (cluster, grid)
+
+
+@case("hopper_cluster", *CLUSTER_CASES)
+def cluster_ring(dev, kernel, rng):
+    (cx, cy), (gx, gy) = CLUSTER_CASES[kernel]
+    T, n = 64, cx * cy
+    out = dev.empty(gx * gy * T * 6, np.uint32)
+    dev.launch(kernel, (gx, gy), T, [out])
+    got = dev.read(out, np.uint32, gx * gy * T * 6).reshape(gy, gx, T, 6)
+    by, bx, t = np.meshgrid(np.arange(gy), np.arange(gx), np.arange(T), indexing="ij")
+    rank = bx % cx + cx * (by % cy)
+    assert (got[..., 0] == rank).all() and (got[..., 1] == n).all()
+    assert (got[..., 2] == bx // cx).all() and (got[..., 3] == bx % cx + 10 * (by % cy)).all()
+    nxt = (rank + 1) % n
+    nby = by - by % cy + nxt // cx  # the next rank's blockIdx.y (its cell holds 1000 * blockIdx.y)
+    want = (t + 1) % T + 100 * nxt + 1000 * nby
+    assert (got[..., 4] == want).all()
+    # inbox[t] of rank r was written by rank r+1 (its prev): 2 * what that rank read
+    nbx = bx - bx % cx + nxt % cx
+    assert (got[..., 5] == 2 * got[nby, nbx, t, 4]).all()
+    return {"out": got}
