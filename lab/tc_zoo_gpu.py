@@ -89,9 +89,11 @@ class GpuDevice:
                  "uint16": "UINT16", "uint32": "UINT32", "int32": "INT32", "tfloat32": "TFLOAT32"}
         dt = getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + names[dtype])
         sw = getattr(cu.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_" + swizzle.upper())
+        u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # the bindings take their own integer types
         err, tm = cu.cuTensorMapEncodeTiled(
-            dt, len(dims), self.backend.pointer(buf), [int(d) for d in dims], [int(s) for s in strides],
-            [int(b) for b in box], [1] * len(dims), cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+            dt, u32(len(dims)), self.backend.pointer(buf), [u64(int(d)) for d in dims],
+            [u64(int(s)) for s in strides], [u32(int(b)) for b in box], [u32(1)] * len(dims),
+            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
             cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
         if int(err) != 0:

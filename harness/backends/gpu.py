@@ -224,10 +224,12 @@ class GpuBackend(Backend):
         cu.cuInit(0)
         kind = {"bfloat16": "BFLOAT16", "tfloat32": "TFLOAT32"}.get(fields["dtype"], fields["dtype"].upper())
         rank = len(fields["global_dim"])
+        u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # the bindings take their own integer types
         err, tm = cu.cuTensorMapEncodeTiled(
-            getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + kind), rank, self.pointer(buf),
-            list(fields["global_dim"]), list(fields["global_strides"]), list(fields["box_dim"]),
-            list(fields["element_strides"] or [1] * rank), cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + kind), u32(rank), self.pointer(buf),
+            [u64(v) for v in fields["global_dim"]], [u64(v) for v in fields["global_strides"]],
+            [u32(v) for v in fields["box_dim"]], [u32(v) for v in (fields["element_strides"] or [1] * rank)],
+            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             getattr(cu.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_" + fields["swizzle"].upper()),
             cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE if fields["oob_fill"] == "none"

@@ -21,6 +21,7 @@ from . import ops as _ops
 from . import ops_atom, ops_ctrl, ops_mem  # noqa: F401  (the builders this module routes from)
 from .findings import EmulatorError, UnsupportedPTX
 from .lanesets import merge as _merge
+from .memory import SHARED_WINDOW
 from .ops import NP, PARK, PLAIN, builder, const, get, put, scalar, types_of
 
 RANK_SHIFT = 24
@@ -132,14 +133,12 @@ def mapa(eng, inst):
         own = rank_of(eng, eng.lane_block[sel])
         if (rank >= eng.cs).any():
             raise UnsupportedPTX(f"mapa to block rank {int(rank.max())} in a cluster of {eng.cs}", inst.file, inst.line)
-        addr = np.asarray(a(sel)).astype(np.int64)
-        if generic:
-            if (rank != own).any():
-                raise UnsupportedPTX("mapa.u64 (a generic address) of another block's shared memory: use "
-                                     "mapa.shared::cluster", inst.file, inst.line)
-            d(sel, np.asarray(a(sel)))
+        addr = np.asarray(a(sel)).astype(np.uint64)
+        if generic:  # a generic shared address: the rank's window inside the shared window
+            off = (addr - np.uint64(SHARED_WINDOW)).astype(np.int64) & _LOW
+            d(sel, (np.uint64(SHARED_WINDOW) + (((rank + 1) << RANK_SHIFT) | off).astype(np.uint64)).astype(NP[t]))
             return
-        d(sel, (((rank + 1) << RANK_SHIFT) | (addr & _LOW)).astype(NP[t]))
+        d(sel, (((rank + 1) << RANK_SHIFT) | (addr.astype(np.int64) & _LOW)).astype(NP[t]))
     return PLAIN, run
 
 
@@ -240,6 +239,9 @@ def _as_shared(base):
 
     def routed(eng, inst):
         if not any(m in ("shared::cta", "shared::cluster") for m in inst.mods):
+            if inst.op in ("ld", "st") and ops_mem.space_of(inst) == "generic" and _uses_mapa(eng):
+                kind, local = base(eng, inst)  # a generic pointer may be mapa.u64's to another block
+                return kind, _remote(eng, inst, local, generic=True)
             return base(eng, inst)
         opcode = inst.opcode.replace("shared::cluster", "shared").replace("shared::cta", "shared")
         proxy = Inst(inst.pc, opcode, inst.ops, inst.guard, inst.neg, inst.file, inst.line, inst.func, inst.text)
@@ -254,7 +256,14 @@ def _as_shared(base):
     return routed
 
 
-def _remote(eng, inst, local):
+def _uses_mapa(eng) -> bool:
+    found = eng.__dict__.get("uses_mapa")
+    if found is None:
+        found = eng.uses_mapa = any(i.op == "mapa" for i in eng.code_used)
+    return found
+
+
+def _remote(eng, inst, local, generic=False):
     t = types_of(inst)[-1]
     nvec = next((int(m[1:]) for m in inst.mods if m in ("v2", "v4")), 1)
     dt = np.dtype(NP[t])
@@ -262,13 +271,18 @@ def _remote(eng, inst, local):
     data_op, addr_op = (inst.ops[0], inst.ops[1]) if load else (inst.ops[1], inst.ops[0])
     regs = data_op.items if data_op.kind == "vec" else (data_op,)
     io = [put(eng, inst, o, t) for o in regs] if load else [get(eng, inst, o, t) for o in regs]
-    getaddr, const_addr = ops_mem.address(eng, inst, addr_op, "shared")
+    getaddr, const_addr = ops_mem.address(eng, inst, addr_op, "global" if generic else "shared")
     size = dt.itemsize * nvec
 
     def run(sel):
         lanes = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else np.asarray(sel)
-        a = np.broadcast_to(np.asarray(getaddr(sel) if getaddr is not None else const_addr).astype(np.int64),
-                            lanes.shape)
+        raw = np.broadcast_to(np.asarray(getaddr(sel) if getaddr is not None else const_addr), lanes.shape)
+        if generic:  # only addresses inside the shared window, past this block's own 16 MB
+            rel = raw.astype(np.uint64) - np.uint64(SHARED_WINDOW)
+            inside = rel < np.uint64(1 << 32)
+            a = np.where(inside, rel, 0).astype(np.int64)
+        else:
+            a = raw.astype(np.int64)
         far = (a >> RANK_SHIFT) > 0
         if not far.any():
             return local(sel)

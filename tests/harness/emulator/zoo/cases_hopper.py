@@ -148,11 +148,12 @@ def tensor_box(dev, name, rng):
 
 @case("hopper_tma", 64)
 def mbar_tokens(dev, n, rng):
-    out = dev.empty(n, np.uint32)
+    out = dev.empty(4 * n, np.uint32)
     dev.launch("mbar_tokens", 1, n, [out])
-    got = dev.read(out, np.uint32, n)
-    # after phase 0, parity 1 names the running phase 1 (not complete: 0); the second phase completes (1)
-    assert (got == 1).all(), got
+    got = dev.read(out, np.uint32, 4 * n).reshape(n, 4)
+    # after phase 0, parity 1 names the running phase 1 (not complete: 0); the second phase
+    # completes (1); the two tokens differ; after both phases, parity 0 names the running phase 2
+    assert (got == [1, 1, 0, 1]).all(), f"per thread [early*2+ok, tokens differ, after, ok]: {got[:2].tolist()}"
     return {"out": got}
 
 
@@ -292,7 +293,8 @@ def maxnreg(dev, n, rng):
 
 
 # ---- clusters of several blocks ------------------------------------------------------------------
-CLUSTER_CASES = {"ring2": ((2, 1), (4, 1)), "ring4": ((2, 2), (4, 2))}  # kernel -> (cluster, grid)
+CLUSTER_CASES = {"ring2": ((2, 1), (4, 1)), "ring4": ((2, 2), (4, 2)),  # kernel -> (cluster, grid)
+                 "ring4_generic": ((4, 1), (8, 1))}
 
 
 @case("hopper_cluster", *CLUSTER_CASES)

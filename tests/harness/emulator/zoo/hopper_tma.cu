@@ -112,7 +112,14 @@ extern "C" __global__ void mbar_tokens(unsigned* out) {
     while (!ok)
         asm volatile("{ .reg .pred p; mbarrier.try_wait.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
                      : "=r"(ok) : "r"(b), "l"(t1) : "memory");
-    out[threadIdx.x] = early * 2 + ok;
+    out[threadIdx.x * 4] = early * 2 + ok;
+    out[threadIdx.x * 4 + 1] = (unsigned)(t1 != t0);  // the tokens name different phases
+    unsigned after;  // parity 0 once both phases completed: phase 2 (even) is running
+    asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(after) : "r"(b), "r"(0) : "memory");
+    out[threadIdx.x * 4 + 2] = after;
+    out[threadIdx.x * 4 + 3] = ok;
+    __syncthreads();  // every thread is done with the barrier before it is invalidated
     if (threadIdx.x == 0) asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(b) : "memory");
 }
 
