@@ -14,6 +14,6 @@ nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1 ||
 ( timeout 200 python3 lab/tc_zoo_gpu.py --hopper > "$OUT/hopper_zoo.txt" 2>&1
   echo "exit $?" >> "$OUT/hopper_zoo.txt"
   timeout 40 python3 lab/hopper_plan_gpu.py > "$OUT/hopper_plan.txt" 2>&1 || true ) &
-DEVCHECK_S=170 BENCH_S=60 timeout 235 bash lab/gpu_katas.sh "$OUT/k" "fp8-gemm flash-prefill" > "$OUT/katas.txt" 2>&1 || true
+DEVCHECK_S=150 BENCH_S=80 timeout 235 bash lab/gpu_katas.sh "$OUT/k" "fp8-gemm flash-prefill" > "$OUT/katas.txt" 2>&1 || true
 wait
 cat "$OUT/gpu.txt" "$OUT/hopper_zoo.txt" "$OUT/hopper_plan.txt" "$OUT/katas.txt" | tail -60
