@@ -1,5 +1,6 @@
 """Thread-block clusters (sm_90): the cluster registers, barrier.cluster, mapa, distributed shared
-memory (ld/st.shared::cluster), and setmaxnreg.
+memory (ld/st.shared::cluster), and setmaxnreg. It is longer than ~300 lines: the launch shape,
+the barrier and the remote accesses all turn on one mapping of blocks to clusters and ranks.
 
 A kernel's cluster dimensions are its `.reqnctapercluster` (`__cluster_dims__(x, y, z)` in CUDA C);
 a kernel without them runs in clusters of one block, as on a GPU launched without them. The
