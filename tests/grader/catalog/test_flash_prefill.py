@@ -35,7 +35,8 @@ def test_flash_rounding_passes_and_mistakes_fail(ref, dist):
         want = ref.reference(inputs, causal=causal, **params)
         ok = ref.to_bf16(_attention(ref, inputs, S, D, causal))
         assert ref.check(inputs, {"O": ok}, want, causal=causal, **params) == []
-        if not causal:  # (a causal mask hides the padding keys anyway)
+        if not causal and dist == "normal":  # (peaked and shifted scores dwarf a zero score;
+            # a causal mask hides the padding keys anyway)
             padded = ref.to_bf16(_attention(ref, inputs, S, D, causal, pad=58))  # keys to 128, unmasked
             assert ref.check(inputs, {"O": padded}, want, causal=causal, **params)
     inputs = ref.generate(np.random.default_rng(5), causal=1, dist=dist, **params)
