@@ -132,6 +132,14 @@ class CpuBackend(Backend):
         return not a.nbytes or np.array_equal(self._emu.read(self._address(a), np.uint8, a.nbytes),
                                               self._emu.read(self._address(b), np.uint8, b.nbytes))
 
+    def tensor_map(self, buf: Buffer, fields: dict) -> bytes:
+        """The emulator's 128-byte tensor map for a tensor in buf (harness/emulator/tensormap.py)."""
+        from harness.emulator.tensormap import encode_tiled
+
+        return encode_tiled(fields["dtype"], self._address(buf), fields["global_dim"], fields["global_strides"],
+                            fields["box_dim"], fields["element_strides"], swizzle=fields["swizzle"],
+                            oob_fill=fields["oob_fill"])
+
     # -- launches ------------------------------------------------------------------------------
     def launch(self, name, grid, block, shared, args) -> None:
         values = [self._address(a) if isinstance(a, Buffer) else a for a in args]

@@ -217,6 +217,29 @@ class GpuBackend(Backend):
     def pointer(self, buf: Buffer) -> int:
         return int(buf.handle.data.ptr) + buf.offset * np.dtype(buf.dtype).itemsize
 
+    def tensor_map(self, buf: Buffer, fields: dict):
+        """The driver's CUtensorMap (cuTensorMapEncodeTiled) for a tensor in buf, as a 128-byte
+        structured scalar CuPy passes by value."""
+        from cuda.bindings import driver as cu
+
+        cu.cuInit(0)
+        kind = {"bfloat16": "BFLOAT16", "tfloat32": "TFLOAT32"}.get(fields["dtype"], fields["dtype"].upper())
+        rank = len(fields["global_dim"])
+        u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # the bindings take their own integer types
+        err, tm = cu.cuTensorMapEncodeTiled(
+            getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + kind), u32(rank), self.pointer(buf),
+            [u64(v) for v in fields["global_dim"]], [u64(v) for v in fields["global_strides"]],
+            [u32(v) for v in fields["box_dim"]], [u32(v) for v in (fields["element_strides"] or [1] * rank)],
+            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            getattr(cu.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_" + fields["swizzle"].upper()),
+            cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE if fields["oob_fill"] == "none"
+            else cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+        if int(err) != 0:
+            raise RuntimeError(f"cuTensorMapEncodeTiled failed: {err}")
+        raw = np.array([int(v) for v in tm.opaque], np.uint64).tobytes()[:128]
+        return np.frombuffer(raw, np.dtype([("words", "<u8", (16,))]))[0]
+
     # -- execution ----------------------------------------------------------------------------
     def launch(self, name: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int,
                args: list) -> None:

@@ -27,6 +27,22 @@ _FLOAT_TYPES = {"f32": np.float32, "f64": np.float64}
 _POINTER_TYPES = ("u64", "b64")
 
 
+class TensorMapArg:
+    """What gpu.tensor_map returns: a kernel argument for a `const __grid_constant__ CUtensorMap`
+    parameter (the backend's 128 bytes: the driver's on a GPU, the emulator's on the CPU)."""
+
+    def __init__(self, value, fields: dict):
+        self.value, self.fields = value, fields
+
+    def __repr__(self) -> str:
+        return f"TensorMap({self.fields})"
+
+
+_MAP_DTYPES = {"float32": "float32", "float16": "float16", "uint8": "uint8", "int8": "uint8",
+               "uint16": "uint16", "int16": "uint16", "uint32": "uint32", "int32": "int32",
+               "float64": "float64", "uint64": "uint64", "int64": "int64"}
+
+
 class LaunchError(Exception):
     """A launch plan asked for something no GPU would run; names launch.py's line."""
 
@@ -72,6 +88,44 @@ class Plan:
     @staticmethod
     def cdiv(a: int, b: int) -> int:
         return cdiv(a, b)
+
+    # -- tensor maps (TMA) ----------------------------------------------------------------------
+    def tensor_map(self, buf: Buffer, global_dim, global_strides, box_dim, element_strides=None,
+                   swizzle: str = "none", dtype: str | None = None, oob_fill: str = "none") -> TensorMapArg:
+        """cuTensorMapEncodeTiled for a tensor in buf, as a kernel argument for a
+        `const __grid_constant__ CUtensorMap` parameter. Dimension 0 is the innermost (contiguous)
+        one; global_strides are the byte strides of dimensions 1..rank-1 (multiples of 16);
+        box_dim is the tile one cp.async.bulk.tensor moves; swizzle 'none', '32B', '64B' or '128B'.
+        dtype defaults to the buffer's ('bfloat16' or 'tfloat32' must be said: numpy has neither)."""
+        from harness.emulator.tensormap import TensorMapError, encode_tiled
+
+        self._buffer(buf, "tensor_map")
+        name = dtype or _MAP_DTYPES.get(np.dtype(buf.dtype).name)
+        if name is None:
+            raise self._error(f"tensor_map: no TMA data type for a {np.dtype(buf.dtype).name} buffer",
+                              "pass dtype='bfloat16' (or another CUtensorMapDataType name)")
+        fields = {"dtype": name, "global_dim": tuple(int(v) for v in global_dim),
+                  "global_strides": tuple(int(v) for v in global_strides),
+                  "box_dim": tuple(int(v) for v in box_dim),
+                  "element_strides": None if element_strides is None else tuple(int(v) for v in element_strides),
+                  "swizzle": swizzle, "oob_fill": oob_fill}
+        try:
+            encode_tiled(name, 0, fields["global_dim"], fields["global_strides"], fields["box_dim"],
+                         fields["element_strides"], swizzle=swizzle, oob_fill=oob_fill)
+        except TensorMapError as exc:
+            raise self._error(f"tensor_map: {exc}", "the fields are cuTensorMapEncodeTiled's; dimension 0 is "
+                              "the innermost") from None
+        dims, strides = fields["global_dim"], fields["global_strides"]
+        esize = {"uint8": 1, "uint16": 2, "float16": 2, "bfloat16": 2}.get(name, 8 if "64" in name else 4)
+        span = (dims[0] - 1) * esize + esize + sum((d - 1) * s for d, s in zip(dims[1:], strides))
+        if span > buf.nbytes:
+            raise self._error(f"tensor_map: the tensor spans {span} bytes (dims {list(dims)}, strides "
+                              f"{list(strides)}) but the buffer holds {buf.nbytes}",
+                              "check global_dim (innermost first) and the byte strides")
+        make = getattr(self._backend, "tensor_map", None)
+        if make is None:
+            raise self._error("tensor_map: this backend has no tensor maps")
+        return TensorMapArg(make(buf, fields), fields)
 
     # -- memory --------------------------------------------------------------------------------
     def empty(self, count: int, dtype="float32") -> Buffer:
@@ -155,7 +209,12 @@ class Plan:
         for i, (value, param) in enumerate(zip(args, params), start=1):
             ptype = param.type
             what = f"argument {i} of {name} (PTX {ptype})"
-            if isinstance(value, Buffer):
+            if isinstance(value, TensorMapArg):
+                if ptype != "b8":
+                    raise self._error(f"{what} is not a CUtensorMap but launch.py passed gpu.tensor_map(...)",
+                                      "declare the parameter `const __grid_constant__ CUtensorMap map`")
+                out.append(value.value)
+            elif isinstance(value, Buffer):
                 if ptype not in _POINTER_TYPES:
                     raise self._error(f"{what} is a number in kernel.cu but launch.py passed a device buffer",
                                       "check the order of args against the kernel's parameters")

@@ -123,7 +123,8 @@ class Emulator:
             try:
                 from .async_check import AsyncCopyCheck
                 from .sanitizer import Sanitizer
-                obs.extend([Sanitizer(init=self.init, mem=self.mem), AsyncCopyCheck()])
+                from .hopper_check import HopperCheck
+                obs.extend([Sanitizer(init=self.init, mem=self.mem), AsyncCopyCheck(), HopperCheck()])
             except ImportError:
                 pass
         if self.counters:

@@ -24,7 +24,7 @@ from .lanes import LaunchState
 from .lanesets import merge as _merge
 from .lanesets import sel as _sel
 from .observer import wants_issue
-from .ops import BARRIER, BRANCH, CALL, EXIT, PLAIN, RET, WARPSYNC
+from .ops import BARRIER, BRANCH, CALL, EXIT, PARK, PLAIN, RET, WARPSYNC
 from .sync import Synchronisation
 
 SPIN_LIMIT = 64  # backward branches in a row by one group before another group gets a turn
@@ -82,6 +82,8 @@ class Engine(Synchronisation, LaunchState):
                 inst = code[pc]
                 self.issued += 1
                 if self.issued & 1023 == 0:
+                    if self.stopped:  # an instruction ended the launch (a hang ops_mbarrier detected)
+                        return
                     if self.issued > budget or time.monotonic() > deadline:
                         self._watchdog(inst, idx, self.issued > budget)
                         return
@@ -201,6 +203,8 @@ class Engine(Synchronisation, LaunchState):
             self._call(inst, pc, idx, sel)
         elif kind == RET:
             self._ret(inst, idx, sel)
+        elif kind == PARK:
+            inst.aux(self, pc, idx)
         return True
 
     def _push(self, pc: int, idx: np.ndarray) -> None:

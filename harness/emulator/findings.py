@@ -26,6 +26,16 @@ KINDS = {
     "uninitialized-fragment": "error",  # an mma/wmma operand register no instruction ever wrote
     # the answer changed when the emulator ran the blocks, warps or atomics in another legal order
     "order-dependent": "error",
+    # Hopper (hopper_check.py, ops_mbarrier.py): TMA / mbarrier / wgmma / cluster mistakes
+    "bulk-copy-unwaited": "error",  # a shared read of a TMA/bulk copy's bytes before waiting for its mbarrier phase
+    "bulk-copy-overwrite": "error",  # a copy refilled a buffer a thread still reads (no 'empty' barrier)
+    "mbarrier-uninitialized": "error",  # an mbarrier operation on shared memory no mbarrier.init set up
+    "mbarrier-never-completes": "error",  # a wait on a phase owed more transaction bytes than any copy brings
+    "mbarrier-tx-mismatch": "error",  # copies brought more bytes than expect_tx announced
+    "mbarrier-over-arrive": "error",  # an arrival on a phase whose arrivals were all in (reused too early)
+    "wgmma-operand-changed": "error",  # shared memory a wgmma reads was written before its wait_group
+    "wgmma-missing-fence": "error",  # wgmma.mma_async without a wgmma.fence before it
+    "dsmem-unsynchronized": "error",  # another block's shared memory read without a cluster barrier
 }
 
 

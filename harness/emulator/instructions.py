@@ -7,3 +7,5 @@ PTX instruction goes in the family module it belongs to (or a new ops_<family>.p
 """
 from . import ops_atom, ops_bits, ops_ctrl, ops_cvt, ops_float, ops_int, ops_mem, ops_warp  # noqa: F401
 from . import ops_async, ops_dot, ops_mma, ops_wmma  # noqa: F401  (tensor cores, cp.async, dp4a)
+# Hopper, after the families they extend (each routes its forms of cvt/mma/cp/barrier, the rest unchanged)
+from . import ops_cluster, ops_fp8, ops_mbarrier, ops_tma, ops_wgmma  # noqa: F401,E402

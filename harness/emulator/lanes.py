@@ -84,6 +84,11 @@ class LaunchState:
         if self.block_ids is not None:
             if self.block_ids.size == 0 or self.block_ids[0] < 0 or self.block_ids[-1] >= self.nblocks:
                 raise EmulatorError(f"block sample outside the grid's {self.nblocks} blocks")
+        self.cluster = tuple(getattr(kernel, "cluster", (1, 1, 1)))
+        self.cs = self.cluster[0] * self.cluster[1] * self.cluster[2]
+        if self.cs > 1:  # blocks start cluster by cluster, ranks in order (ops_cluster.py)
+            from .ops_cluster import cluster_order
+            self.block_ids = cluster_order(self.grid, self.cluster, self.block_ids)
         self.to_run = self.nblocks if self.block_ids is None else int(self.block_ids.size)
         self.observer, self.budget, self.wall_clock_s = observer, budget, wall_clock_s
         self.globals_at = globals_at
@@ -105,6 +110,8 @@ class LaunchState:
             r = schedule.residency(r, self.to_run)
             self.order = schedule.block_order(self.to_run)
         self.R = R = max(1, min(r, self.to_run))
+        if self.cs > 1:  # a cluster's blocks are resident together: whole clusters of slots
+            self.R = R = max(self.cs, R // self.cs * self.cs)
         self.N = N = R * self.T
         self.WPB = (self.T + 31) // 32
         self.NW = R * self.WPB
@@ -284,6 +291,9 @@ class LaunchState:
         self.resident -= slots.size
         for arrived in self.arrived.values():
             arrived[slots] = 0
+        if self.cs > 1:  # a cluster's slots take the next cluster together, once all are free
+            from .ops_cluster import free_groups
+            slots = free_groups(self, slots)
         self._start_blocks(slots)
 
     # ---- operands ----------------------------------------------------------------------------
@@ -348,11 +358,9 @@ class LaunchState:
             val = {"begin": 0, "end": self.reserved_smem, "cap": self.reserved_smem, "0": 0,
                    "1": half}.get(base[22:], self.shared_size)
             return const(scalar(val, t))
-        if base in ("%clusterid", "%nclusterid"):  # one block per cluster: the block's own ids
-            return self.special(name.replace("%clusterid", "%ctaid").replace("%nclusterid", "%nctaid"), t)
-        if base.startswith("%cluster_") or base == "%is_explicit_cluster":
-            one = base in ("%cluster_nctaid", "%cluster_nctarank")
-            return const(scalar(1 if one else 0, t))
+        if base in ("%clusterid", "%nclusterid") or base.startswith("%cluster_") or base == "%is_explicit_cluster":
+            from .ops_cluster import special  # without cluster dimensions, clusters of one block
+            return special(self, base, k, t)
         raise UnsupportedPTX(f"special register {name}", None, None)
 
     def symbol_address(self, name: str, inst) -> int:

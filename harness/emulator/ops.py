@@ -15,7 +15,8 @@ from .findings import UnsupportedPTX
 from .ptx import SPECIALS, TYPE_BITS
 
 # What the scheduler does after run(sel): the engine dispatches on these.
-PLAIN, BRANCH, EXIT, BARRIER, WARPSYNC, CALL, RET = range(7)
+PLAIN, BRANCH, EXIT, BARRIER, WARPSYNC, CALL, RET, PARK = range(8)
+# PARK: inst.aux(engine, pc, lanes) decides when the lanes go on (barrier.cluster.wait, ops_cluster)
 
 NP = {"s8": np.int8, "u8": np.uint8, "b8": np.uint8, "s16": np.int16, "u16": np.uint16, "b16": np.uint16,
       "f16": np.float16, "bf16": np.uint16, "s32": np.int32, "u32": np.uint32, "b32": np.uint32,

@@ -57,6 +57,7 @@ class Function:
     start: int = 0  # first pc
     end: int = 0  # one past the last pc
     callees: set[str] = field(default_factory=set)
+    cluster: tuple[int, int, int] = (1, 1, 1)  # .reqnctapercluster (__cluster_dims__): blocks per cluster
 
 
 @dataclass
@@ -185,6 +186,8 @@ class _Parser:
         if not m:
             raise EmulatorError(f"cannot parse function header {header.strip()[:80]}")
         fn = Function(m[2], entry)
+        if c := re.search(r"\.reqnctapercluster\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", header):
+            fn.cluster = (int(c[1]), int(c[2] or 1), int(c[3] or 1))
         for group, dest in ((m[1], fn.rets), (m[4], fn.params)):
             if not group:
                 continue

@@ -36,7 +36,8 @@ class Var:
 
 
 class Operand:
-    """One instruction operand, classified once. kind: reg, imm, fimm, sym, addr, vec, label, sink."""
+    """One instruction operand, classified once. kind: reg, imm, fimm, sym, addr, vec, label, sink,
+    tmap ([map, {coords}]: items are the map operand, then the coordinates)."""
     __slots__ = ("kind", "name", "value", "offset", "items", "pred")
 
     def __init__(self, kind, name=None, value=None, offset=0, items=(), pred=None):
@@ -134,6 +135,10 @@ def parse_operand(text: str, resolve) -> Operand:
         return Operand("reg", resolve(t[1:].strip()), value="not")
     if t.startswith("["):
         inner = t[1:-1].strip()
+        if "{" in inner:  # a tensor copy's [tensor-map, {coordinates}] (ops_tma.py)
+            base, coords = inner.split(",", 1)
+            return Operand("tmap", items=(parse_operand(base, resolve),
+                                          *parse_operand(coords.strip(), resolve).items))
         m = re.match(r"^([^+\-]+?)\s*(?:([+-])\s*(-?(?:0[xX][0-9a-fA-F]+|\d+)))?$", inner)
         if not m:
             raise EmulatorError(f"cannot parse address {t}")

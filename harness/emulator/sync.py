@@ -23,7 +23,7 @@ class Synchronisation:
 
     def _idle(self) -> bool:
         """Nothing runnable: finish, or report a deadlock. False ends the loop."""
-        if self.bar_waiting or self.ws_waiting:
+        if self.bar_waiting or self.ws_waiting or getattr(self, "cluster_waiting", None):
             self._deadlock()
             return False
         return False
@@ -163,7 +163,8 @@ class Synchronisation:
     def _deadlock(self) -> None:
         lines = []
         first = None
-        for kind, waiting in (("barrier", self.bar_waiting), ("warp-sync", self.ws_waiting)):
+        for kind, waiting in (("barrier", self.bar_waiting), ("warp-sync", self.ws_waiting),
+                              ("cluster barrier", getattr(self, "cluster_waiting", None) or {})):
             for p, lanes in sorted(waiting.items()):
                 first = first or (p, lanes)
                 for w in np.unique(self.gwarp[lanes])[:8].tolist():

@@ -219,16 +219,26 @@ def _run_nvrtc(source: str, filename: str, options: list[str], want: str) -> tup
         nvrtc.nvrtcDestroyProgram(prog)
 
 
+_ARCH_SPECIFIC = re.compile(r"\bwgmma\b|\bsetmaxnreg\b")  # sm_90a-only instructions (in inline asm)
+
+
+def arch_for(source: str) -> str:
+    """sm_90a for a kernel that uses instructions only the arch-specific target has (wgmma,
+    setmaxnreg), else sm_90: code for 90a runs only on sm_90 parts, which is what we grade on."""
+    return ARCH + "a" if _ARCH_SPECIFIC.search(source) else ARCH
+
+
 def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
             options: tuple[str, ...] = (), use_cache: bool = True, include_dir: str | Path | None = None,
             timeout_s: float | None = None) -> CompileResult:
-    """Compile CUDA C. Always produces PTX (compute_90); with cubin=True also an sm_90 cubin and
+    """Compile CUDA C. Always produces PTX (compute_90, or compute_90a for wgmma/setmaxnreg); with cubin=True also an sm_90(a) cubin and
     ptxas's per-kernel resource usage. include_dir: the workspace, whose regular header files are
     the only ones besides the CUDA headers an #include can reach (harness/frontends/compile_jail.py);
     the compile runs in a sandboxed child process stopped after timeout_s."""
     from harness.frontends import compile_jail
 
     version = nvrtc_version()
+    arch = arch_for(source)
     incs = include_dirs()
     # Headers only when the learner asks for them: including cuda_fp16.h costs seconds.
     base = list(BASE_OPTIONS) + [f"-I{d}" for d in [*incs, compile_jail.KATA_INCLUDE]] + list(options)
@@ -266,7 +276,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         # One NVRTC run for both: the front end and NVVM once (the PTX of an sm_90 compile is the
         # compute_90 PTX, byte for byte), 1-3 s less per cold compile than two runs.
         ok, full, out = jailed(source, filename,
-                                   base + [f"--gpu-architecture=sm_{ARCH}", "--ptxas-options=-v"], "both")
+                                   base + [f"--gpu-architecture=sm_{arch}", "--ptxas-options=-v"], "both")
         ptxas_log = full
         # the learner's log: NVVM's messages, without ptxas's -v resource lines (kept for parse_ptxas)
         # (on a failure, NVVM's errors or ptxas's refusal, e.g. too much shared memory, all of it)
@@ -274,7 +284,7 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         if ok:
             ptx, bin_ = out
     if not cubin or (ok and not ptx):  # PTX only, or an NVRTC that keeps no PTX of an sm_XX compile
-        ok, log, ptx = jailed(source, filename, base + [f"--gpu-architecture=compute_{ARCH}"], "ptx")
+        ok, log, ptx = jailed(source, filename, base + [f"--gpu-architecture=compute_{arch}"], "ptx")
     result = CompileResult(ok=ok, filename=filename, log=log, diagnostics=parse_log(log, filename, source),
                            ptx=ptx if ok else None, cubin=bin_ if ok else None,
                            resources=parse_ptxas(ptxas_log), nvrtc_version=version)

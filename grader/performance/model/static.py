@@ -18,11 +18,36 @@ _FREE = {"mov", "cvta"}  # mostly folded away by ptxas (register renames, addres
 _BOUNDARY = {"bar", "barrier", "membar", "fence"}
 
 
+# Hopper. What issues: wgmma.mma_async to the tensor pipe (a warpgroup's m64nNk16 is 4 warps'
+# worth of work, see async_unit); its fence/commit/wait are bookkeeping; mbarrier operations are
+# shared-memory atomics (lsu); cp.async.bulk{,.tensor} and cp.reduce.async.bulk issue once from
+# one thread (lsu) and then move their bytes in the TMA unit, at its bandwidth, not per lane;
+# barrier.cluster is a barrier; mapa an address computation; setmaxnreg a register handover.
+_HOPPER = {"mbarrier": "lsu", "mapa": "int", "setmaxnreg": "other", "griddepcontrol": "other",
+           "elect": "int", "tensormap": "other"}
+
+
+def async_unit(opcode: str) -> str | None:
+    """The asynchronous unit an instruction hands its work to, which the model times apart from
+    the issuing pipe: "tma" (cp.async.bulk / .tensor / cp.reduce.async.bulk: bytes at the TMA's
+    bandwidth), "wgmma" (wgmma.mma_async: warpgroup tensor throughput per SM), or None."""
+    parts = opcode.split(".")
+    if parts[0] == "cp" and "bulk" in parts and "commit_group" not in parts and "wait_group" not in parts:
+        return "tma"
+    if parts[0] == "wgmma" and "mma_async" in parts:
+        return "wgmma"
+    return None
+
+
 def pipe(opcode: str) -> str:
     """The pipe a PTX instruction issues to: fp32 | fp64 | int | sfu | lsu | shuffle | branch |
     tensor | other (bookkeeping ptxas mostly folds away)."""
     parts = opcode.split(".")
     op = parts[0]
+    if op in _HOPPER:
+        return _HOPPER[op]
+    if op == "wgmma" and "mma_async" not in parts:  # fence, commit_group, wait_group
+        return "other"
     if op in _MEM:
         return "lsu"
     if op in _SHUFFLE:

@@ -352,11 +352,12 @@ def test_correct_twin_is_clean(name):
 def test_every_finding_kind_has_a_provoking_kernel():
     from harness.emulator.findings import KINDS
 
+    from test_hopper_findings import KINDS as HOPPER_KINDS  # provoked in test_hopper_findings.py
     from test_tc_findings import KINDS as TENSOR_CORE_KINDS  # provoked in test_tc_findings.py
 
     # large-shared is a property of the launch, not of a line: test_realcode.py provokes it;
     # order-dependent is a mismatch between schedules: test_races_corpus.py provokes it
-    assert {_expected(_source(name, fix=False))[0] for name in SRC} | TENSOR_CORE_KINDS == \
+    assert {_expected(_source(name, fix=False))[0] for name in SRC} | TENSOR_CORE_KINDS | HOPPER_KINDS == \
         set(KINDS) - {"large-shared", "order-dependent"}
 
 

@@ -68,6 +68,12 @@ class Device:
     def read(self, ptr: int, dtype, count: int) -> np.ndarray:
         return np.asarray(self.emu.read(ptr, np.dtype(dtype), int(count)))
 
+    def tensor_map(self, dtype, ptr, dims, strides, box, swizzle="none") -> bytes:
+        """cuTensorMapEncodeTiled's 128 bytes for a tensor at ptr (dimension 0 innermost)."""
+        from harness.emulator.tensormap import encode_tiled
+
+        return encode_tiled(dtype, int(ptr), dims, strides, box, swizzle=swizzle)
+
     def launch(self, kernel: str, grid, block, args, shared: int = 0):
         dim = lambda v: tuple((tuple(v) if isinstance(v, (tuple, list)) else (int(v),)) + (1, 1))[:3]
         res = self.emu.launch(self.mod, kernel, grid=dim(grid), block=dim(block), shared_bytes=shared,
