@@ -98,7 +98,7 @@ def compare(kata: Kata, inputs: dict, outputs: dict, expected: dict, params: dic
 
 #: elements per block of the elementwise check: its float64 temporaries (2 MB each) stay in cache
 #: instead of streaming full-size copies of 2^28-element outputs through memory. 2^18 measured
-#: best of 2^16..2^22 on a 2-core CPU (bench/check_bench.py, bench/results/check.md).
+#: best of 2^16..2^22 on a 2-core CPU (lab/check_bench.py, lab/results/check.md).
 CHUNK = 1 << 18
 
 

@@ -1,7 +1,7 @@
 """Benchmark runs and their rendering: time a submission over a kata's bench shapes on the GPU,
 and turn the rows into a table, markdown, JSON values and a roofline plot.
 
-`kata bench` (grader/cli/bench.py) and bench/gpu_suite.py call this; it needs a GPU to time, but
+`kata bench` (grader/cli/bench.py) and lab/gpu_suite.py call this; it needs a GPU to time, but
 the rendering works on any machine.
 """
 from __future__ import annotations

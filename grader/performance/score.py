@@ -2,7 +2,7 @@
 
 Pure arithmetic over numbers timing.py measured and ceilings calibrate.py measured, so every rule
 here is unit-tested on the CPU. The roofline time of a case is T = max(bytes / B, flops / P)
-(ROOFLINE.md), B the calibrated copy bandwidth and P the peak of the precision the kata allows;
+(docs/roofline.md), B the calibrated copy bandwidth and P the peak of the precision the kata allows;
 the score is T / measured median, so 1.0 means "at the hardware's ceiling".
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ class ScoreSummary:
 
 def roofline_time(cost: dict, ceilings: Ceilings, precision: str = "fp32") -> tuple[float, str]:
     """(T seconds, "memory" | "compute") for a case's cost {"bytes": ..., "flops": ...}: the bound's
-    time plus the calibrated empty launch, which no kernel beats (ROOFLINE.md's start-up term: at
+    time plus the calibrated empty launch, which no kernel beats (docs/roofline.md's start-up term: at
     4096x4096 qgemv's 8.7 MB take 2 us, about what the launch itself takes)."""
     mem = float(cost.get("bytes", 0) or 0) / ceilings.bandwidth
     flop = float(cost.get("flops", 0) or 0) / ceilings.peak(precision)
@@ -98,7 +98,7 @@ def score_case(case: dict, metric: str, median_s: float, cost: dict, ceilings: C
 
 
 def geomean(values) -> float:
-    """Geometric mean of positive values (ROOFLINE.md: shapes combine geometrically); 0 if any is 0."""
+    """Geometric mean of positive values (docs/roofline.md: shapes combine geometrically); 0 if any is 0."""
     vals = [float(v) for v in values]
     if not vals or any(v <= 0 for v in vals):
         return 0.0

@@ -55,7 +55,7 @@ extern "C" __global__ void empty_probe(float* out)
 #: the ceilings' timing: each probe warms up for 0.3 s first, since an idle H200 sits at 345 MHz and
 #: its clocks take tens of milliseconds to rise, then samples for at least 0.2 s. With QUICK's 5 ms
 #: warm-up, calibrations on fresh H200 machines read 4.33, 4.52 and 4.63 TB/s; with this one, three
-#: on one machine read 4.62 each and another machine 4.53 (bench/results/2026-12-01-h200-wave4.md)
+#: on one machine read 4.62 each and another machine 4.53 (lab/results/2026-12-01-h200-wave4.md)
 CALIBRATION = timing.TimingPolicy(warmup_calls=3, warmup_s=0.3, min_samples=10, min_seconds=0.2, max_seconds=1.0)
 #: the flush the ceilings are timed after: a cache timed after another one is measured again
 FLUSH = timing.TimingPolicy().flush_mode
@@ -92,7 +92,7 @@ class Calibration:
 
     @property
     def bandwidth(self) -> float:
-        """B of ROOFLINE.md: the highest rate the memory was seen to sustain (copy or read)."""
+        """B of docs/roofline.md: the highest rate the memory was seen to sustain (copy or read)."""
         return max(self.copy_bandwidth, self.read_bandwidth)
 
     def ceilings(self) -> Ceilings:

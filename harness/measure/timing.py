@@ -1,4 +1,4 @@
-"""Every rule about measuring a kernel's time lives here (ROOFLINE.md, "Timing method").
+"""Every rule about measuring a kernel's time lives here (docs/roofline.md, "Timing method").
 
 1. CUDA events on the kernel's stream around the launch plan only; warm-up of >= 3 calls and
    >= 25 ms first, so module load, JIT and allocator growth stay out of the numbers.
@@ -188,7 +188,7 @@ class L2Flush:
     Both evict every line the last sample left, writing back its dirty ones outside the timed
     region. Only the read leaves the L2 clean: after a memset the L2 is full of the memset's own
     dirty lines, and a kernel's misses must write those back before they can allocate, so the
-    first ~L2-size of a timed kernel's reads cost a write each (bench/flush_probe.py measures it)."""
+    first ~L2-size of a timed kernel's reads cost a write each (lab/flush_probe.py measures it)."""
 
     MODES = ("read", "write")
 

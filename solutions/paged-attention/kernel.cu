@@ -3,13 +3,13 @@
 // writes a partial softmax-weighted sum per piece of its run for a group of query heads sharing one
 // KV head, and a second launch combines the partials of each (sequence, query head).
 //
-// Measured 2026-12-01 on an NVIDIA H200 (bench/quick_time.py, the kata's two bench cases):
+// Measured 2026-12-01 on an NVIDIA H200 (lab/quick_time.py, the kata's two bench cases):
 // B = 64 power-law lengths to 32k: 193.4 us, 70.6 % of the roofline; B = 4 x 32k tokens: 146.1 us,
 // 83.1 %; the full GPU grade: PASS, 21 cases, 78 % of the roofline ("good"). The previous solution
-// (256-token splits dealt round-robin after a plan launch, now bench/variants/paged-attention/
+// (256-token splits dealt round-robin after a plan launch, now lab/variants/paged-attention/
 // previous) made 57.6 % / 61.5 %. This file compiles to the same SASS as the variant timed
 // (`balanced`, now only in git history); the H200's ptxas gave it 255 registers and 12 B of
-// spills, outside the block loop. bench/variants/NOTES-serving.md has each step's prediction and
+// spills, outside the block loop. lab/variants/NOTES-serving.md has each step's prediction and
 // its result.
 //
 // Why split the sequences: B x Hkv is 32 warps at B = 4, Hkv = 8, for 132 SMs, and a 32k-token

@@ -3,7 +3,7 @@
 // Floor: the packed weights are read once, 4·N·ceil(K/8) bytes, plus 2·N·ceil(K/128) of scales:
 //   4096² 8.7 MB, 14336×4096 30 MB, 28672×8192 118 MB: 1.9 / 6.6 / 26 µs at the H200's measured
 //   4.6 TB/s read bandwidth, plus the 3 µs every launch costs. Measured (H200, `kata bench qgemv`):
-//   65 / 68 / 86 % of that roofline (this design under bench/quick_time.py: 7.6 / 14.3 / 34.5 µs);
+//   65 / 68 / 86 % of that roofline (this design under lab/quick_time.py: 7.6 / 14.3 / 34.5 µs);
 //   torch's fused int4 kernel (_weight_int4pack_mm) reaches about 52 / 46 / 45 %.
 // Why tensor cores: on CUDA cores each weight costs a dequantise (shift, convert: I2F runs at a
 //   quarter of the integer rate) and an FFMA, ~6 instructions a weight, which is what bounded the
@@ -24,7 +24,7 @@
 //   never wait on arithmetic. x is staged once a block, already permuted into B pairs (one LDS.128
 //   a word). Loading a burst into registers and then computing, as qgemv does, reached 2.6 TB/s at
 //   28672×8192; this reaches 3.4 TB/s, where a kernel that only loads reaches 4.0
-//   (bench/tc_notes.md, round 4).
+//   (lab/tc_notes.md, round 4).
 // - qgemv, any other K: a warp loads UNROLL groups (2·UNROLL uint4 a lane) before using any. Rows
 //   past N and words past a row's end are zero words (a zero nibble XOR 8 minus 8 is 0); the
 //   nibbles past K in the last word are masked off and x past K is never read. Rows are 16-byte

@@ -19,9 +19,9 @@
 //   share B panels in L2 as well as A panels.
 // Ragged edges: a 16-byte copy needs K and N multiples of 8; chunks past the edge copy 0 bytes
 //   (zero fill). Other K, N take a plain-load path for the tile fill; the multiply is the same.
-// Measured 2026-12-01, NVIDIA H200, M = N = K = 4096 (bench/quick_time.py, median): 383.6 µs =
+// Measured 2026-12-01, NVIDIA H200, M = N = K = 4096 (lab/quick_time.py, median): 383.6 µs =
 //   358 TFLOP/s = 0.47x cuBLAS (~0.181 ms), the fastest of the variants timed together
-//   (bench/variants/tc-gemm/): the same code with 128×256 tiles (swz128x256) 394.2 µs, and with
+//   (lab/variants/tc-gemm/): the same code with 128×256 tiles (swz128x256) 394.2 µs, and with
 //   BK = 64 in 3 stages (swz128x256_bk64, the previous solution) 396.4 µs; 128×128 tiles of 64×32
 //   warps (swz128x128) 459.0 µs; 128×256, padded rows, no fragment double buffer (tile128x256)
 //   617.7 µs; the first solution (128×128, padded, 3 stages; previous) 568.9 µs.

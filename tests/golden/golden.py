@@ -20,7 +20,7 @@ WRONG = {
     "softmax": "exp_overflow", "spmv": "empty_rows_not_written", "topk": "missing_bounds_check",
 }
 # "estimate": the H200 model's estimate moves whenever its constants are refitted (its own tests,
-# tests/perf/test_model.py and tests/cli/test_model_estimates.py, assert what it says)
+# tests/grader/performance/test_model.py and tests/grader/cli/test_model_estimates.py, assert what it says)
 VOLATILE = {"workspace", "seconds", "elapsed_s", "wall_s", "phases", "estimate"}
 
 

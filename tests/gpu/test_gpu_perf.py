@@ -11,7 +11,7 @@ from pathlib import Path
 pytestmark = pytest.mark.gpu
 
 FAST = TimingPolicy(min_seconds=0.2, max_seconds=1.0)
-VARIANTS = Path(__file__).resolve().parents[2] / "bench" / "reduce_variants"
+VARIANTS = Path(__file__).resolve().parents[2] / "lab" / "reduce_variants"
 
 
 def grade(kata, folder, backend, calibration, **kw):

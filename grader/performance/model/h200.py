@@ -48,7 +48,7 @@ def library() -> dict:
 READ_BYTES_PER_S = 4.44e12
 FP32_FLOPS = 65.2e12
 # An empty kernel under the timing method on the H200 (`kata calibrate`'s empty launch, 3.0 us on
-# 2026-12-01, bench/results/2026-12-01-h200-wave3-run2/calibrate.txt): the start-up term of every
+# 2026-12-01, lab/results/2026-12-01-h200-wave3-run2/calibrate.txt): the start-up term of every
 # roofline time, added to library.json's roofline_s (recorded without it).
 LAUNCH_FLOOR_S = 3.0e-6
 
