@@ -11,16 +11,17 @@ import difflib
 import importlib.util
 import operator
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import tomllib
 
 import katas as _katas_pkg
 import solutions as _solutions_pkg
+from grader.catalog.model_settings import ModelSettings, model_settings
 from grader.errors import CatalogError, UnknownKata
 
 FORMAT = 1
@@ -85,6 +86,7 @@ class Kata:
     hints: tuple[str, ...]
     folder: Path  # katas/<id>
     reference: ModuleType  # generate / reference / cost (+ error_scale, check, baseline)
+    model: ModelSettings = ModelSettings()  # the [model] table (how the CPU performance model observes it)
 
     def file(self, name: str) -> Path:
         return self.folder / name
@@ -210,7 +212,7 @@ def _load_folder(folder: Path) -> Kata:
     return Kata(id=kata_id, title=need(data, "title", str), summary=need(data, "summary", str),
                 level=level, tags=tuple(tags), args=args, params=params, public=public,
                 hidden=hidden, tolerance=tolerance, bench=bench, hints=hints, folder=folder,
-                reference=reference)
+                reference=reference, model=model_settings(data.get("model"), len(bench.cases), where))
 
 
 def _params(table: dict, where: str) -> tuple[Param, ...]:

@@ -29,6 +29,8 @@ LADDERS = {"reduction": "lab/model/reduce/r", "SGEMM": "lab/model/matmul/s"}
 def folder_of(label: str) -> Path:
     if label.endswith("/solution"):
         return ROOT / "solutions" / label.split("/")[0]
+    if label.startswith("bench/"):  # records made before the lab moved out of bench/
+        label = "lab/" + label[len("bench/"):]
     return ROOT / label
 
 
@@ -108,7 +110,8 @@ def goals(rows: list[dict]) -> dict:
         per_kata[kata] = spearman([r["median_s"] for r in sel], [r["predicted_s"] for r in sel])
     ladders = {}
     for name, prefix in LADDERS.items():
-        steps = sorted((r for r in rows if r["label"].startswith(prefix)), key=lambda r: r["label"])
+        steps = sorted((r for r in rows if r["label"].replace("bench/", "lab/", 1).startswith(prefix)),
+                       key=lambda r: r["label"])
         pairs = wrong = 0
         bad = []
         for i, a in enumerate(steps):

@@ -39,7 +39,7 @@ def fitted(path: Path | None = None) -> Fitted:
 
 
 def library() -> dict:
-    """{kata: {"metric", "mode", "cases": [{"case", "library_s", "model_case", "scale_by"}]}}"""
+    """{kata: {"cases": [{"case", "library_s", "solution_s", "roofline_s"}]}}: measured H200 times."""
     return json.loads((HERE / "library.json").read_text())
 
 
@@ -48,31 +48,43 @@ def library() -> dict:
 READ_BYTES_PER_S = 4.44e12
 FP32_FLOPS = 65.2e12
 # An empty kernel under the timing method on the H200 (`kata calibrate`'s empty launch, 3.0 us on
-# 2026-12-01, bench/results/2026-12-01-h200-wave3-run2/calibrate.txt): the start-up term of every
+# 2026-12-01, lab/results/2026-12-01-h200-wave3-run2/calibrate.txt): the start-up term of every
 # roofline time, added to library.json's roofline_s (recorded without it).
 LAUNCH_FLOOR_S = 3.0e-6
 
 
 def entry(kata) -> dict:
-    """library.json's entry for a kata; for one calibrated after it (no entry), a default: the
-    first blocks of each launch at the bench shape on zero-filled inputs, roofline times from the
-    cost model and the calibrated ceilings, no library time."""
-    lib = library()["katas"].get(kata.id)
-    if lib is not None and not lib.get("default"):
-        return lib
-    known = {json.dumps(c["case"], sort_keys=True): c for c in (lib or {}).get("cases", ())}
+    """The model's view of a kata: its [model] settings (kata.toml) with library.json's measured
+    times per bench case; a case without a recorded roofline time gets one from the cost model
+    and the calibrated ceilings, and one without a library time is not scored against it."""
+    times = library()["katas"].get(kata.id, {})
+    known = {json.dumps(c["case"], sort_keys=True): c for c in times.get("cases", ())}
+    m = kata.model
     cases = []
-    for case in kata.bench.cases:
+    for i, case in enumerate(kata.bench.cases):
         case = dict(case)
+        scalars = dict(m.case_scalars[i] if m.case_scalars else m.bench_scalars)
         try:
-            cost = kata.reference.cost(**case)
+            cost = kata.reference.cost(**{**case, **scalars})
             roof = max(float(cost.get("bytes", 0) or 0) / READ_BYTES_PER_S,
                        float(cost.get("flops", 0) or 0) / FP32_FLOPS)
         except Exception:  # a cost model that needs values only the inputs carry
             roof = 0.0
         rec = known.get(json.dumps(case, sort_keys=True), {})
-        cases.append({"case": case, "library_s": rec.get("library_s"), "roofline_s": rec.get("roofline_s") or roof,
-                      "model_case": case, **({"bench_scalars": rec["bench_scalars"]} if rec.get("bench_scalars") else {})})
-    settings = {k: v for k, v in (lib or {}).items() if k in ("check_halve", "model_halve", "sample_threads")}
-    return {"metric": kata.bench.metric, "mode": "sample", "scale_by": "bytes", "cases": cases, "default": True,
-            **settings}
+        shapes = (m.case_shapes[i] if m.case_shapes else m.shapes) or ({},)
+        e = {"case": case, "library_s": rec.get("library_s"), "solution_s": rec.get("solution_s"),
+             "roofline_s": rec.get("roofline_s") or roof, "model_case": {**case, **shapes[0]}}
+        if len(shapes) > 1:
+            e["model_case2"] = {**case, **shapes[1]}
+        if scalars:
+            e["bench_scalars"] = scalars
+        cases.append(e)
+    out = {"metric": kata.bench.metric, "mode": m.mode, "scale_by": m.scale_by, "cases": cases,
+           "per_block": m.per_block, "default": not m.declared}
+    if m.check_halve:
+        out["check_halve"] = list(m.check_halve)
+    if m.halve:
+        out["model_halve"] = list(m.halve)
+    if m.sample_threads:
+        out["sample_threads"] = int(m.sample_threads)
+    return out

@@ -32,10 +32,10 @@ from harness.backends.plan import Plan
 SAMPLE_THREADS = 1024  # threads emulated per launch in a sample run (blocks 0, 1, ... of the grid)
 #: instruction issues (the emulator's unit of work: one instruction for one group of lanes at
 #: one PC) for all model runs of a kata together, and for one run at most. The Profile observer
-#: runs ~30-60 k issues a second on one core, so this is ~3-6 s of a grade; the catalogue's
-#: solutions need a few thousand to ~100 k.
-OBSERVE_STEPS = 400_000
-RUN_STEPS = 150_000
+#: runs ~30-60 k issues a second on one core: the catalogue's solutions need a few thousand to
+#: ~100 k (a few seconds); a learner's one-thread-per-row attention spends all of it (~10-15 s).
+OBSERVE_STEPS = 500_000
+RUN_STEPS = 250_000
 #: no wall-clock limit on a model run: where it stops must never depend on the machine's load (the
 #: worker's own timeout, stage.OBSERVE_TIMEOUT_S, is the safety net for an emulator that hangs)
 SAFETY_WALL_S = float("inf")
@@ -81,7 +81,7 @@ def _run_plan(backend, launch_fn, launch_file, kata, buffers: dict, scalars: dic
 def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extra: dict) -> list[tuple]:
     backend = DryBackend()
     backend.load(ptx, None, filename)
-    scalars = _scalars(kata, params, extra)
+    scalars = _scalars(kata, params, extra, missing=1)
     env = _env(kata, params, scalars)
     buffers = {a.name: backend.alloc(_count(a, env), a.dtype) for a in kata.arrays}
     _run_plan(backend, launch_fn, launch_file, kata, buffers, scalars)

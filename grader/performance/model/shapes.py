@@ -26,12 +26,17 @@ def _count(arg, env) -> int:
     return n
 
 
-def _scalars(kata, params: dict, extra: dict, inputs: dict | None = None) -> dict:
+def _scalars(kata, params: dict, extra: dict, inputs: dict | None = None, missing=None) -> dict:
+    """Every scalar's value from the inputs, the case or extra; a missing one is `missing` when
+    given and the scalar a float (a dry run: adamw's lr, which no launch geometry depends on),
+    else a ValueError."""
     out = {}
     for arg in kata.args:
         if arg.role != "scalar":
             continue
         value = (inputs or {}).get(arg.name, params.get(arg.name, extra.get(arg.name)))
+        if value is None and missing is not None and np.dtype(arg.dtype).kind == "f":
+            value = missing  # a float (a learning rate, an epsilon): integers may size the grid
         if value is None:
             raise ValueError(f"no value for scalar {arg.name} at {params}")
         out[arg.name] = value.item() if isinstance(value, np.generic) else value

@@ -169,6 +169,26 @@ def _extrapolate(a: LaunchSummary, b: LaunchSummary, e: float, anchor: dict) -> 
                    warp_mean=f(a.warp_mean, b.warp_mean))
 
 
+def _shape_exponent(bench: dict, first: dict, second: dict) -> float | None:
+    """log(bench / first) / log(second / first) along the dimensions the two model shapes halve,
+    when they all grow by one factor and the bench differs from the first shape only in them:
+    a count is extrapolated in the shape's own scale (adamw's thread walks `big` elements however
+    the arena's padding grows), not in the cost model's bytes. None otherwise."""
+    import math
+
+    moved = [k for k in second if second[k] != first.get(k)]
+    if not moved or any(bench.get(k) != first.get(k) for k in bench if k not in moved):
+        return None
+    try:
+        steps = {second[k] / first[k] for k in moved}
+        reach = {bench[k] / first[k] for k in moved}
+    except (TypeError, ZeroDivisionError, KeyError):
+        return None
+    if len(steps) != 1 or len(reach) != 1 or min(steps) <= 1 or min(reach) < 1:
+        return None
+    return math.log(reach.pop()) / math.log(steps.pop())
+
+
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
                 ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False) -> Observation:
     """runs: [(Profile launches, cost)] of one or two model runs (the second at a larger shape)."""
@@ -188,7 +208,9 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
                   for L in launches] for launches, c in runs]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
-        e = math.log(wb / work[0]) / math.log(work[1] / work[0])
+        e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})
+        if e is None:  # the shapes differ other than by one factor: along the cost model's work
+            e = math.log(wb / work[0]) / math.log(work[1] / work[0])
         anchor = static.anchors(module.code, list(module.functions.values()))
         launches = [_extrapolate(a, b, e, anchor) for a, b in zip(summaries[0], last)]
         how = "two"

@@ -1,0 +1,41 @@
+"""The H200 model on kernels as learners first write them (one thread per row or tensor, one
+block): honest estimates, never faster than the roofline, in the right order of magnitude of the
+H200 times issue 23 measured with kata's method (naive attention 314 ms, adamw with one thread
+per tensor 4.3 s), and a time set by the serial chain where one SM does all the work."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.grader.performance.test_model import ROOT, _estimate
+
+LEARNER = Path(__file__).resolve().parent / "learner"
+
+
+def _within(estimate_s: float, h200_s: float, factor: float) -> bool:
+    return h200_s / factor <= estimate_s <= h200_s * factor
+
+
+def test_one_thread_per_query_row_attention_is_timed_near_the_h200_not_called_excellent():
+    e = _estimate("attention", ROOT / "lab" / "learner" / "attention_naive")
+    full, causal = e.cases
+    assert all(c.seconds >= c.floor_s for c in e.cases) and not any(c.defect for c in e.cases)
+    assert full.method == "extrapolated" and _within(full.seconds, 0.314, 3.0)
+    assert e.tier in ("", "below target") and "excellent" not in e.headline()
+    if causal.method == "incomplete":  # its model run did not fit the budget: what is known, no score
+        assert causal.score is None and e.value is None and "at least" in e.headline()
+
+
+def test_adamw_with_one_thread_per_tensor_is_timed_by_the_largest_tensor_s_thread():
+    e = _estimate("adamw", LEARNER / "adamw_thread_per_tensor")
+    (case,) = e.cases
+    assert case.resource == "latency" and case.method == "extrapolated"
+    assert _within(case.seconds, 4.3, 3.0) and e.tier == "below target"
+
+
+def test_a_single_block_reduction_is_one_sm_s_work_not_the_whole_gpu_s():
+    e = _estimate("reduce", LEARNER / "reduce_one_block")
+    (case,) = e.cases
+    assert case.resource == "latency" and case.seconds > 100 * case.floor_s
+    assert e.tier == "below target" and case.score == pytest.approx(case.floor_s / case.seconds, rel=0.05)
