@@ -76,14 +76,15 @@ def rows_for(entries, h200: dict, cache: Path, model: str, fresh: bool = False) 
             continue
         est = doc.get("estimate") or {}
         tier = est.get("tier")
-        for c in est.get("cases") or []:
-            rec = h200.get((kata, design, _key(c.get("case", {}))))
-            if rec is None:
+        by_case = {_key(c.get("case", {})): c for c in est.get("cases") or []}
+        for (k, d, case), rec in sorted(h200.items()):
+            if (k, d) != (kata, design):
                 continue
+            c = by_case.get(case, {})  # {}: the grade gave no estimate for this bench case
             seconds = c.get("seconds") or None
             roof = rec.get("roofline_s") or c.get("roofline_s")
             rows.append({
-                "kata": kata, "design": design, "case": c.get("case"), "measured_s": rec["median_s"],
+                "kata": kata, "design": design, "case": rec["case"], "measured_s": rec["median_s"],
                 "samples": rec.get("n"), "estimate_s": seconds, "ratio": seconds / rec["median_s"] if seconds else None,
                 "bound": c.get("resource") or "none", "bound_text": c.get("bound"), "how": c.get("how"),
                 "roofline_s": roof, "below_roofline": bool(seconds and roof and seconds < 0.999 * roof),
