@@ -253,6 +253,11 @@ def markdown(g: dict, rows: list[dict], failed: list[dict], header: dict, det: d
                          for r in det["runs"])
         lines.append(f"| same estimate to 3 digits, graded as is and with both cores busy ({det['kernel']}) | yes | "
                      f"{same}: {runs} |")
+    worst = sorted((r for r in rows if r["ratio"]), key=lambda r: -abs(math.log(r["ratio"])))[:12]
+    lines += ["", "## The worst estimates", "", "| kata | design | case | H200 | estimate | est/H200 | bound |",
+              "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['kata']} | {r['design']} | {_case_text(r['case'])} | {_fmt_s(r['measured_s'])} | "
+              f"{_fmt_s(r['estimate_s'])} | {r['ratio']:.3g} | {r['bound_text'] or r['bound']} |" for r in worst]
     lines += ["", "## Error per bound class (the resource the model names)", "",
               "| bound | cases | within 1.5x | median error | worst error | >1.5x too fast | >1.5x too slow |",
               "|---|---|---|---|---|---|---|"]
