@@ -309,7 +309,7 @@ def main(argv=None) -> int:
     command = "python lab/validation/validate.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".md").write_text(markdown(g, rows, failed, header, det, command.strip(), model))
-    args.out.with_suffix(".json").write_text(json.dumps({"h200": header, "records": [str(p) for p in paths], "model": model,
+    args.out.with_suffix(".json").write_text(json.dumps({"h200": header, "records": [r["file"] for r in header["runs"]], "model": model,
                                                          "goals": g, "determinism": det, "rows": rows,
                                                          "not_passing": failed}, indent=1, default=str))
     print(f"{g['cases']} cases: within 1.5x {g['within_1_5'] or 0:.0%}, all within 3x: {g['all_within_3']}, "
