@@ -4,6 +4,8 @@
 set -u
 JOBOUT=${JOBOUT:-${OUT:-/tmp/corpus-out}}
 BUDGET_S=90 bash lab/device/corpus.sh topk
+. lab/device_env.sh  # the wheels' PYTHONPATH for this shell too
+export KATA_HOME=/tmp/kata-home-corpus
 mkdir -p "$JOBOUT/crosscheck"
 for kd in reduce/one_block_shared_tree spmv/thread_per_row; do
   timeout 150 python3 -m grader grade "lab/validation/$kd" --kata "${kd%%/*}" --backend gpu --json \
