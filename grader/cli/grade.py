@@ -87,16 +87,16 @@ def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
 @handled
 def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples) -> None:
     """Grade the kernel in FOLDER (default: here): compile, test, sanitize, measure."""
-    from grader.grading import pipeline, report as _report
-    from grader.practice import progress
+    from grader.grading import report as _report
     from grader.grading.cases import parse_overrides
+    from grader.pipeline import run
+    from grader.practice import progress
 
-    only = None
-    if case_pairs:
-        sub = workspace.locate(folder, kata_id)
-        only = parse_overrides(case_pairs, sub.kata)
-    result = pipeline.grade(kata_id, folder, backend=_wiring.backend(backend), seed=seed, examples=examples,
-                            case=only)
+    only, target = None, folder
+    if case_pairs:  # located once: the case's values are checked against this kata, then graded
+        target = workspace.locate(folder, kata_id)
+        only = parse_overrides(case_pairs, target.kata)
+    result = run.grade(kata_id, target, backend=_wiring.backend(backend), seed=seed, examples=examples, case=only)
     line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
@@ -163,8 +163,8 @@ def dev() -> None:
 @handled
 def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     """Test the katas' content: stubs fail, solutions pass, wrong/ kernels fail for their reason."""
-    from grader.catalog import audit
-    from grader.grading import pipeline
+    from grader.devcheck import audit
+    from grader import pipeline
 
     backend = _wiring.backend(backend)
     pipeline.choose_backend(backend)  # no GPU: exit 3 before any work

@@ -14,7 +14,8 @@ from pathlib import Path
 from harness.emulator.findings import KINDS
 
 from grader import catalog
-from grader.catalog import audit_languages, wrong
+from grader.catalog import wrong
+from grader.devcheck import audit_languages
 from grader.errors import KataError
 
 EXPECTABLE = ("compile-error", "wrong-answer", "launch-error", "crash", "timeout", *KINDS)
@@ -50,7 +51,7 @@ def check(kata_ids: list[str] | None = None, backend: str = "cpu", on_result=Non
             add(c)
         for c in _graded(kata, backend):
             add(c)
-        # the same kata in Triton and numba (grader/catalog/audit_languages.py)
+        # the same kata in Triton and numba (grader/devcheck/audit_languages.py)
         for c in audit_languages.checks(kata, backend, lambda *a, k=kata.id: Check(k, *a)):
             add(c)
     return results
@@ -90,7 +91,7 @@ def _static(kata) -> list[Check]:
 
 
 def _graded(kata, backend: str) -> list[Check]:
-    from grader.grading import pipeline
+    from grader import pipeline
 
     out = []
     sol = kata.solution_dir

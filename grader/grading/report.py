@@ -17,7 +17,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from grader.grading.stages import GradeReport
+from grader.results import GradeReport
 
 _VERDICT_STYLE = {"pass": ("PASS", "bold green"), "fail": ("FAIL", "bold red"), "error": ("ERROR", "bold yellow")}
 MAX_FINDINGS = 8

@@ -56,7 +56,8 @@ def show(kata_id: str, home: Path, on_grade=None) -> list[Shown]:
 def _graded(kata_id: str, name: str) -> str:
     from rich.console import Console
 
-    from grader.grading import pipeline, report as view
+    from grader import pipeline
+    from grader.grading import report as view
 
     with tempfile.TemporaryDirectory(prefix="kata-mistake-") as tmp:
         folder = wrong.materialise(kata_id, name, Path(tmp) / name)

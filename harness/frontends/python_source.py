@@ -8,33 +8,12 @@ the text) and Python's own syntax check.
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-LANGUAGES = ("cuda", "triton", "numba")
-#: the extra that installs each Python front end's compiler (pyproject.toml)
-INSTALL = {"triton": "pip install 'kata[triton]'", "numba": "pip install 'kata[numba]'"}
-
-_IMPORTS = {"triton": re.compile(r"^\s*(import triton|from triton)", re.M),
-            "numba": re.compile(r"^\s*(import numba|from numba)", re.M)}
-
-
-def language_of(path: Path) -> str:
-    """The kernel language of a submission file, from its name and imports (nothing is run)."""
-    path = Path(path)
-    if path.suffix != ".py":
-        return "cuda"
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return "triton"
-    for lang, pattern in _IMPORTS.items():
-        if pattern.search(text):
-            return lang
-    return "triton"
+from .languages import PYTHON
 
 
 class KernelCompileError(Exception):
@@ -86,9 +65,10 @@ def load_module(path: str | Path):
                                  (exc.text or "").strip() or None) from None
     except ImportError as exc:
         missing = getattr(exc, "name", "") or ""
-        for lang, cmd in INSTALL.items():
-            if missing.split(".")[0] == lang:
-                raise FrontendUnavailable(f"{path.name} uses {lang}, which is not installed: run `{cmd}`") from None
+        for lang in PYTHON:
+            if missing.split(".")[0] == lang.name:
+                raise FrontendUnavailable(f"{path.name} uses {lang.name}, which is not installed: "
+                                          f"run `{lang.install}`") from None
         raise KernelCompileError(f"{type(exc).__name__}: {exc}", path.name, *_frame_in(exc, path)) from None
     except Exception as exc:
         raise KernelCompileError(f"{type(exc).__name__} while importing it: {exc}", path.name,
