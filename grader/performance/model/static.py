@@ -9,38 +9,18 @@ round trip of four loads; the same loop not unrolled is four round trips of one.
 """
 from __future__ import annotations
 
-_SFU = {"ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh", "div"}
-_MEM = {"ld", "st", "atom", "red", "ldu", "prefetch", "cp", "ldmatrix", "stmatrix"}
-_SHUFFLE = {"shfl", "match", "redux"}
+from harness.emulator import instructions  # noqa: F401  (the builders fill the instruction registry)
+from harness.emulator.ops import pipe_of
+
+# What ends a basic block for the loads-in-flight count (not pipes: those are the registry's)
 _BRANCH = {"bra", "ret", "exit", "call", "brx"}
-_TENSOR = {"mma", "wmma", "wgmma"}
-_FREE = {"mov", "cvta"}  # mostly folded away by ptxas (register renames, address-space casts)
 _BOUNDARY = {"bar", "barrier", "membar", "fence"}
 
 
 def pipe(opcode: str) -> str:
     """The pipe a PTX instruction issues to: fp32 | fp64 | int | sfu | lsu | shuffle | branch |
-    tensor | other (bookkeeping ptxas mostly folds away)."""
-    parts = opcode.split(".")
-    op = parts[0]
-    if op in _MEM:
-        return "lsu"
-    if op in _SHUFFLE:
-        return "shuffle"
-    if op in _BRANCH:
-        return "branch"
-    if op in _TENSOR:
-        return "tensor"
-    if op in _FREE or op in _BOUNDARY:
-        return "other"
-    types = [p for p in parts[1:] if p[:1] in "fsub" and p[1:].isdigit() or p in ("f16x2", "bf16", "bf16x2")]
-    if op in _SFU or (op in ("div",) and "f32" in types):
-        return "fp64" if "f64" in types and op != "ex2" else "sfu"
-    if "f64" in types and op != "cvt":
-        return "fp64"
-    if any(t.startswith("f") or t.startswith("bf") for t in types) and op != "cvt":
-        return "fp32"
-    return "int"
+    tensor | other (bookkeeping ptxas mostly folds away), as its emulator @builder declares it."""
+    return pipe_of(opcode)
 
 
 def _regs(op) -> list[str]:
