@@ -61,9 +61,13 @@ def _static(kata) -> list[Check]:
     out = []
     stub = kata.file("stub.cu").read_text()
     out.append(Check(kata.id, "stub.cu", "has TODO", "has TODO" if "TODO" in stub else "no TODO", "TODO" in stub))
+    # a language's stub and plan sit in a folder named after it (harness/frontends/languages.py)
     dialect = [f for lang in audit_languages.offered(kata) for f in audit_languages.stub_files(lang)]
-    stray = sorted(p.name for p in kata.folder.iterdir() if p.name not in (*catalog.KATA_FILES, *dialect,
-                                                                             "__pycache__"))
+    folders = sorted({Path(f).parent.as_posix() for f in dialect} - {"."})
+    stray = sorted(p.name for p in kata.folder.iterdir()
+                   if p.name not in (*catalog.KATA_FILES, *dialect, *folders, "__pycache__"))
+    stray += sorted(f"{d}/{p.name}" for d in folders if (kata.folder / d).is_dir()
+                    for p in (kata.folder / d).iterdir() if f"{d}/{p.name}" not in dialect and p.name != "__pycache__")
     sol = kata.solution_dir
     if sol.is_dir():
         stray += sorted(f"solutions/{p.name}" for p in sol.iterdir() if p.name not in _SOLUTION_FILES)
