@@ -1,13 +1,13 @@
-"""The typed results of the grading stages and the GradeReport that carries them.
+"""The typed results of a grade's stages and the GradeReport that carries them, below the packages
+that make them (grading, performance, the pipeline) and those that read them (the reports, the
+practice store, `kata dev check`).
 
-One frozen dataclass per stage, each field commented; the reports (terminal, JSON, interview HTML)
-and `kata dev check` read only these.
+One frozen dataclass per stage, each field commented.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from grader.grading.check import Mismatch
 from harness.emulator.findings import cause_rank
 
 
@@ -48,7 +48,7 @@ class CaseFailure:
     reason: str  # the first reason: wrong-answer, a finding kind, launch-error, crash, timeout
     reasons: tuple[str, ...]  # every reason this run showed (a wrong answer and the OOB that caused it)
     headline: str  # "fails for n = 257: out[0] = 256.0, expected 257.0"
-    mismatches: tuple[Mismatch, ...]  # the first few
+    mismatches: tuple  # grader.grading.check.Mismatch: the first few
     mismatch_count: int  # in total
     problem: object  # harness.sandbox.isolation.Problem when the run itself failed
     rerun: str  # the command that runs exactly this case again

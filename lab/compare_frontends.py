@@ -27,7 +27,7 @@ def summary(report) -> dict:
 
 
 def grade_with(frontend: str, kata_id: str, folder: Path, examples: int | None, hidden: bool = False):
-    from grader.grading import pipeline
+    from grader import pipeline
 
     old = os.environ.get("KATA_FRONTEND")
     os.environ["KATA_FRONTEND"] = frontend

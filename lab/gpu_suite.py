@@ -6,7 +6,7 @@
 1. calibrate  the GPU's copy/read bandwidth and fp32/bf16 peaks (saved to KATA_HOME's cache)
 2. solutions  every kata's solution over its bench shapes, with its library baseline
 3. repeat     5 grades of the reduce solution (and --repeat-katas) at bench size: spread of medians
-4. latency    per kata, a whole `kata grade --backend gpu` of the solution (grader.grading.pipeline.grade:
+4. latency    per kata, a whole `kata grade --backend gpu` of the solution (grader.pipeline.grade:
               compile with no cache, correctness in the isolated worker, timing), against 10 s;
               bench inputs come from the on-disk cache the solutions part filled (a re-grade)
 5. variants   three reduce designs graded in one run, which must rank atomic < tree < float4+shuffle
@@ -88,13 +88,13 @@ def _repeat(args, backend, cal, log):
 
 
 def _latency(args, backend, cal, log):
-    """`grader.grading.pipeline.grade` of each solution on the GPU, as `kata grade` runs it: compile (a
+    """`grader.pipeline.grade` of each solution on the GPU, as `kata grade` runs it: compile (a
     fresh compile cache), correctness in the isolated worker, then the performance stage."""
     import shutil
 
     from grader.performance import bench_inputs
     from grader import catalog
-    from grader.grading import pipeline
+    from grader import pipeline
     from harness.measure import calibrate
 
     out = {}

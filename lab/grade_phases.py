@@ -33,18 +33,18 @@ def _timed(name, fn, split=None):
 
 
 def _install() -> None:
-    from grader.grading import cases, pipeline, runs
+    from grader.grading import cases, runs
+    from grader.pipeline import compile as compile_stage, correctness, sanitizer
     from grader.performance.model import stage
     from harness.sandbox import isolation
 
     cases.materialize = _timed("case data (generate + reference)", cases.materialize)
-    pipeline._compile = _timed("compile", pipeline._compile)
+    compile_stage._compile = _timed("compile", compile_stage._compile)
     runs.compare = _timed("check", runs.compare)
-    pipeline.run_case = _timed("", pipeline.run_case,
+    correctness.run_case = _timed("", correctness.run_case,
                                split=lambda kata, worker, data, **_: f"run {data.case.origin} cases (worker)")
-    pipeline.sanitizer_stage = _timed("sanitizer + counters run", pipeline.sanitizer_stage)
-    if hasattr(pipeline, "order_stage"):  # the order check's runs under other schedules
-        pipeline.order_stage = _timed("order check (other schedules)", pipeline.order_stage)
+    sanitizer.sanitizer_stage = _timed("sanitizer + counters run", sanitizer.sanitizer_stage)
+    sanitizer.order_stage = _timed("order check (other schedules)", sanitizer.order_stage)
     stage.estimate_stage = _timed("H200 model observation (bench shape)", stage.estimate_stage)
     start = isolation.Worker.__enter__
     isolation.Worker.__enter__ = _timed("worker start", start)
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=None)
     args = ap.parse_args(argv)
     _install()
-    from grader.grading.pipeline import grade
+    from grader.pipeline import grade
 
     t0 = time.perf_counter()
     report = grade(args.kata, args.folder, backend=args.backend, seed=args.seed)

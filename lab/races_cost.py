@@ -4,7 +4,7 @@ far less than wall time), beside the grade's own CPU seconds from lab/results/gr
 
     python lab/races_cost.py [KATA ...] [--repeat 3] [--write lab/results/races-cost.md]
 
-Per kata, on the sanitizer's case (the largest public case up to runs.SANITIZE_ELEMENTS elements):
+Per kata, on the sanitizer's case (the largest public case up to sanitizer.SANITIZE_ELEMENTS elements):
 the sanitizer + counters run with the global-race shadow and with it switched off (its cost is the
 difference), and the order check's two runs under other schedules, which a grade makes only when
 the kernel's PTX has an atomic. Each time is the least of --repeat runs.
@@ -32,7 +32,8 @@ def _grade_cpu() -> dict:
 
 def measure(kata_id: str, repeat: int) -> dict:
     from grader import catalog
-    from grader.grading import cases, pipeline, runs
+    from grader.grading import cases, runs
+    from grader.pipeline import compile as compile_stage, sanitizer
     from grader.grading.workspace import locate
     from harness.emulator import global_shadow
     from harness.sandbox import worker
@@ -42,7 +43,7 @@ def measure(kata_id: str, repeat: int) -> dict:
     kata = catalog.load(kata_id)
     sub = locate(ROOT / "solutions" / kata_id, kata_id)
     raw, launch_text = sub.kernel.read_bytes(), sub.launch.read_text()
-    compiled, stage = pipeline._compile(sub, raw, launch_text)
+    compiled, stage = compile_stage._compile(sub, raw, launch_text)
     assert stage.ok, stage.headline()
     py = str(sub.kernel.resolve()) if sub.kernel.suffix == ".py" else ""
     program = Program("cpu", compiled.ptx, compiled.cubin, sub.kernel.name, str(sub.launch.resolve()),
@@ -51,7 +52,7 @@ def measure(kata_id: str, repeat: int) -> dict:
                     sandbox={"required": False})
     assert host.start() is None
     datas = [cases.materialize(kata, cases.Case(dict(p), "public", cases.DEFAULT_SEED)) for p in kata.public]
-    fits = [d for d in datas if d.elements <= runs.SANITIZE_ELEMENTS] or [min(datas, key=lambda d: d.elements)]
+    fits = [d for d in datas if d.elements <= sanitizer.SANITIZE_ELEMENTS] or [min(datas, key=lambda d: d.elements)]
     data = max(fits, key=lambda d: d.elements)
     args = []
     for arg in kata.args:
@@ -79,9 +80,9 @@ def measure(kata_id: str, repeat: int) -> dict:
         off = cpu(RunSpec(tuple(args), sanitize=True, counters=True))
     finally:
         global_shadow.GlobalRaces.access, global_shadow.GlobalRaces.fence = access, fence
-    atomics = not compiled.ptx or pipeline._ATOMIC.search(compiled.ptx) is not None
+    atomics = sanitizer.has_atomics(compiled.ptx)
     order, verdicts = 0.0, []
-    for s in runs.schedules_for(cases.DEFAULT_SEED) if atomics else ():
+    for s in sanitizer.schedules_for(cases.DEFAULT_SEED) if atomics else ():
         order += cpu(RunSpec(tuple(args), schedule=s))
         result = worker._run(program, host, RunSpec(tuple(args), schedule=s))  # the solution must pass
         check = runs.compare(kata, data.inputs, result.outputs, data.expected, {**data.case.params, **data.scalars},

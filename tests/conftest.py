@@ -44,7 +44,7 @@ def backends() -> dict:
 @pytest.fixture
 def fake_choice():
     """The numpy fake backend (fakes.py), run by the real worker process."""
-    from grader.grading.pipeline import BackendChoice
+    from grader.pipeline import BackendChoice
 
     return BackendChoice(FAKE, "test backend")
 
@@ -61,7 +61,7 @@ def cpu_backend(backends):
     """`auto` means the CPU emulator here, even on a machine with a GPU."""
     import dataclasses
 
-    from grader.grading.pipeline import choose_backend
+    from grader.pipeline import choose_backend
 
     backends["auto"] = dataclasses.replace(choose_backend("cpu"), flag="")  # a rerun repeats what was asked
     return backends["auto"]

@@ -1,6 +1,7 @@
 """The house rules of the tree, read from the code's own imports (ast, nothing is imported):
 no import cycle anywhere, nothing in harness/ imports grader, the emulator imports nothing of
-the rest of harness, and modules stay under ~300 lines unless their first lines say why not."""
+the rest of harness, grader's packages import only the floors below them (GRADER_FLOORS), and
+modules stay under ~300 lines unless their first lines say why not."""
 from __future__ import annotations
 
 import ast
@@ -112,7 +113,14 @@ def test_no_import_cycles():
     assert not cycles, "import cycles:\n" + "\n".join(described)
 
 
+#: grader's packages from the ground floor up: each may import those below it, none above
+GRADER_FLOORS = ("grader.errors", "grader.results", "grader.catalog", "grader.grading", "grader.performance",
+                 "grader.pipeline", "grader.devcheck", "grader.practice", "grader.cli")
+GRADER_UPWARD = [(lower, upper) for i, lower in enumerate(GRADER_FLOORS) for upper in GRADER_FLOORS[i + 1:]]
+
+
 @pytest.mark.parametrize("lower, upper", [
+    *GRADER_UPWARD,
     ("harness", "grader"),          # the harness runs kernels; it knows nothing of katas or grades
     ("harness.emulator", "harness.backends"),  # the emulator is a library of its own
     ("harness.emulator", "harness.sandbox"),

@@ -26,12 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import CatalogError
+from harness.frontends import languages
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _EXPECT = re.compile(r"^(?://|#)\s*kata-expect:\s*([\w-]+)\s*$")
 #: a Triton or numba solution (solutions/<id>/<lang>/) has wrong/<bug>.patch of its kernel.py, `#` comments
 SUFFIXES = (".patch", ".cu", ".py")
-LANGUAGE_DIRS = ("triton", "numba")
+#: the Python languages' solution folders under solutions/<id>/ (harness/frontends/languages.py)
+LANGUAGE_DIRS = tuple(lang.solution_dir for lang in languages.PYTHON)
 
 
 def solution_kernel(solution_dir: Path) -> Path:

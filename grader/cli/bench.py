@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from grader.performance.bench import bench_jobs, bench_one, markdown_table, roofline_plot, table_rows, to_json
+from grader.performance.bench import (bench_jobs, bench_one, graded_row, markdown_table, roofline_plot, table_rows,
+                                      to_json)
 from grader.cli._errors import handled
 from grader.errors import EnvironmentProblem
 
@@ -60,7 +61,7 @@ def bench_command(targets, kata_id, out_dir, backend):
     cal, fresh = calibrate.load_or_calibrate(backend)
     console = Terminal()
     console.print(("calibrated now: " if fresh else "calibration: ") + cal.describe())
-    rows = [bench_one(k, folder, backend=backend, calibration=cal, label=label, isolated=iso)
+    rows = [_graded(k, folder, label) if iso else bench_one(k, folder, backend=backend, calibration=cal, label=label)
             for k, folder, label, iso in jobs]
     table = Table("kata", "submission", "case", "median", "score", "library", "tier", "flags")
     for cells in table_rows(rows):
@@ -75,6 +76,17 @@ def bench_command(targets, kata_id, out_dir, backend):
     console.print(f"wrote {out_dir / 'bench.json'}, {out_dir / 'bench.md'}" + (f", {plot}" if plot else ""))
     if any(r.get("error") for r in rows):
         raise SystemExit(1)
+
+
+def _graded(kata, folder: Path, label: str | None) -> dict:
+    """A learner's workspace: the whole GPU grade, its code in the pipeline's worker process."""
+    from grader import pipeline
+
+    try:
+        report = pipeline.grade(kata.id, folder, backend="gpu")
+    except Exception as exc:  # a row says what went wrong; the other rows still run
+        return graded_row(kata, folder, error=exc, label=label)
+    return graded_row(kata, folder, report, label=label)
 
 
 def _bench_cpu(jobs, out_dir: Path) -> None:

@@ -95,19 +95,20 @@ def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
 @handled
 def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples, show_progress, as_html) -> None:
     """Grade the kernel in FOLDER (default: here): compile, test, sanitize, measure."""
-    from grader.grading import pipeline, report as _report, stage_progress
-    from grader.practice import progress
+    from grader.grading import report as _report, stage_progress
     from grader.grading.cases import parse_overrides
+    from grader.pipeline import run
+    from grader.practice import progress
     from grader.terminal import StatusLine
 
-    only = None
-    if case_pairs:
-        sub = workspace.locate(folder, kata_id)
-        only = parse_overrides(case_pairs, sub.kata)
+    only, target = None, folder
+    if case_pairs:  # located once: the case's values are checked against this kata, then graded
+        target = workspace.locate(folder, kata_id)
+        only = parse_overrides(case_pairs, target.kata)
     mode = {None: "auto", True: "on", False: "off"}[show_progress]
     with StatusLine(mode) as status, stage_progress.listening(status.update):
-        result = pipeline.grade(kata_id, folder, backend=_wiring.backend(backend), seed=seed, examples=examples,
-                                case=only)
+        result = run.grade(kata_id, target, backend=_wiring.backend(backend), seed=seed, examples=examples,
+                           case=only)
     line, unrecorded = None, None
     try:
         line = progress.on_grade(result.kata, Path(result.workspace), result)
@@ -179,8 +180,8 @@ def dev() -> None:
 @handled
 def dev_check(kata_ids: tuple[str, ...], backend: str) -> None:
     """Test the katas' content: stubs fail, solutions pass, wrong/ kernels fail for their reason."""
-    from grader.catalog import audit
-    from grader.grading import pipeline
+    from grader.devcheck import audit
+    from grader import pipeline
 
     backend = _wiring.backend(backend)
     pipeline.choose_backend(backend)  # no GPU: exit 3 before any work

@@ -48,7 +48,8 @@ def join(url: str, token: str, folder: Path | None, lang: str | None) -> None:
 
 def grade(remote, kata: str | None, backend: str) -> None:
     """A server interview's public tests, on this machine (the hidden ones never come here)."""
-    from grader.grading import pipeline, report as report_view
+    from grader import pipeline
+    from grader.grading import report as report_view
     from grader.server import client
 
     katas = client.kata_here(remote, kata)

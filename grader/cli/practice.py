@@ -11,6 +11,7 @@ import click
 
 from grader.cli._errors import confirm, console as _console, handled
 from grader.errors import KataError, UsageError
+from harness.frontends import languages
 
 WATCHED_SUFFIXES = (".cu", ".cuh", ".h", ".py")
 
@@ -70,7 +71,7 @@ def status() -> None:
 @click.command()
 @click.argument("kata_id", metavar="ID")
 @click.option("--give-up", is_flag=True, help="Show it before you have passed (recorded).")
-@click.option("--lang", type=click.Choice(["cuda", "triton", "numba"]), default="cuda", show_default=True,
+@click.option("--lang", type=click.Choice(languages.NAMES), default="cuda", show_default=True,
               help="the solution in this kernel language (where the kata has one)")
 @handled
 def solution(kata_id: str, give_up: bool, lang: str) -> None:

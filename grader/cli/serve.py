@@ -53,13 +53,13 @@ def serve(ctx, data, db_url, host, port, backend, workers, cores_per_worker, dis
 
     import uvicorn
 
-    from grader.grading.pipeline import choose_backend
+    from grader.pipeline import choose_backend
     from grader.server import pool as pools
     from grader.server.app import create_app
     from grader.server.database import open_database
 
     db = open_database(db_url, data)
-    chosen = choose_backend(backend)[0] if backend == "auto" else backend
+    chosen = choose_backend(backend).name if backend == "auto" else backend
     config = replace(pools.plan(workers, chosen, cores_per_worker), dispatch=dispatch,
                      ray_address=ray_address, estimate=not no_estimate, grade_function=grade_function)
     pool = (pools.RayPool if dispatch == "ray" else pools.LocalPool)(db, config)

@@ -14,7 +14,8 @@ from pathlib import Path
 from harness.emulator.findings import KINDS
 
 from grader import catalog
-from grader.catalog import audit_languages, wrong
+from grader.catalog import wrong
+from grader.devcheck import audit_languages
 from grader.errors import KataError
 
 EXPECTABLE = ("compile-error", "wrong-answer", "launch-error", "crash", "timeout", *KINDS)
@@ -50,7 +51,7 @@ def check(kata_ids: list[str] | None = None, backend: str = "cpu", on_result=Non
             add(c)
         for c in _graded(kata, backend):
             add(c)
-        # the same kata in Triton and numba (grader/catalog/audit_languages.py)
+        # the same kata in Triton and numba (grader/devcheck/audit_languages.py)
         for c in audit_languages.checks(kata, backend, lambda *a, k=kata.id: Check(k, *a)):
             add(c)
     return results
@@ -60,9 +61,13 @@ def _static(kata) -> list[Check]:
     out = []
     stub = kata.file("stub.cu").read_text()
     out.append(Check(kata.id, "stub.cu", "has TODO", "has TODO" if "TODO" in stub else "no TODO", "TODO" in stub))
+    # a language's stub and plan sit in a folder named after it (harness/frontends/languages.py)
     dialect = [f for lang in audit_languages.offered(kata) for f in audit_languages.stub_files(lang)]
-    stray = sorted(p.name for p in kata.folder.iterdir() if p.name not in (*catalog.KATA_FILES, *dialect,
-                                                                             "__pycache__"))
+    folders = sorted({Path(f).parent.as_posix() for f in dialect} - {"."})
+    stray = sorted(p.name for p in kata.folder.iterdir()
+                   if p.name not in (*catalog.KATA_FILES, *dialect, *folders, "__pycache__"))
+    stray += sorted(f"{d}/{p.name}" for d in folders if (kata.folder / d).is_dir()
+                    for p in (kata.folder / d).iterdir() if f"{d}/{p.name}" not in dialect and p.name != "__pycache__")
     sol = kata.solution_dir
     if sol.is_dir():
         stray += sorted(f"solutions/{p.name}" for p in sol.iterdir() if p.name not in _SOLUTION_FILES)
@@ -90,7 +95,7 @@ def _static(kata) -> list[Check]:
 
 
 def _graded(kata, backend: str) -> list[Check]:
-    from grader.grading import pipeline
+    from grader import pipeline
 
     out = []
     sol = kata.solution_dir

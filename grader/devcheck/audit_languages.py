@@ -1,5 +1,5 @@
 """`kata dev check` for the Python kernel languages (Triton, numba): a kata that offers one has
-katas/<id>/stub.<lang>.py + launch.<lang>.py, and solutions/<id>/<lang>/ holds kernel.py, launch.py
+katas/<id>/<lang>/stub.py + launch.py, and solutions/<id>/<lang>/ holds kernel.py, launch.py
 and wrong/<bug>.patch (diffs of that kernel.py, `# kata-expect: KIND` and `# why` first). Each is
 checked as the CUDA C ones are: the stub has TODOs and fails, the solution passes (public, drawn,
 hidden), every wrong kernel fails for the reason it names.
@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from grader.catalog import wrong
+from harness.frontends import languages
 from grader.errors import KataError
 
 MIN_WRONG = 2
@@ -18,18 +19,20 @@ _FILES = {"kernel.py", "launch.py", "README.md", "wrong", "__pycache__"}
 
 
 def stub_files(lang: str) -> tuple[str, str]:
-    return f"stub.{lang}.py", f"launch.{lang}.py"
+    """The kata's stub and launch plan for a language (harness/frontends/languages.py)."""
+    language = languages.get(lang)
+    return language.stub, language.launch
 
 
 def offered(kata) -> list[str]:
     """The Python languages whose stub, default plan or solution the kata has."""
-    return [lang for lang in wrong.LANGUAGE_DIRS if any(kata.file(f).is_file() for f in stub_files(lang))
-            or (kata.solution_dir / lang).is_dir()]
+    return [lang.name for lang in languages.PYTHON if any(kata.file(f).is_file() for f in stub_files(lang.name))
+            or (kata.solution_dir / lang.solution_dir).is_dir()]
 
 
 def checks(kata, backend: str, make_check) -> list:
     """make_check(item, expected, got, ok, detail) builds one audit.Check of this kata."""
-    from grader.grading import pipeline
+    from grader import pipeline
 
     out = []
     for lang in offered(kata):

@@ -10,18 +10,18 @@ import importlib.util
 from pathlib import Path
 
 from grader.errors import EnvironmentProblem
-from grader.grading.stages import CompileStage
+from grader.results import CompileStage
 from harness.frontends.nvrtc import CompileResult, Diagnostic
-from harness.frontends.python_source import INSTALL, language_of
+from harness.frontends import languages
 
 
 def python_compile_stage(source: str, kernel: Path):
     """(CompileResult without PTX, CompileStage) for kernel.py."""
     name = kernel.name
-    lang = language_of(kernel)
-    if importlib.util.find_spec(lang) is None:
-        raise EnvironmentProblem(f"{name} is a {lang} kernel, and {lang} is not installed",
-                                 hint=f"run `{INSTALL[lang]}`")
+    lang = languages.get(languages.language_of(kernel))
+    if importlib.util.find_spec(lang.name) is None:
+        raise EnvironmentProblem(f"{name} is a {lang.name} kernel, and {lang.name} is not installed",
+                                 hint=f"run `{lang.install}`")
     try:
         compile(source, str(kernel), "exec")
     except SyntaxError as exc:

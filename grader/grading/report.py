@@ -17,9 +17,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from grader.grading.safe_text import SafeConsole
 from grader.grading.grade_notes import count
-from grader.grading.stages import GradeReport
+from grader.grading.safe_text import SafeConsole
+from grader.results import GradeReport
 from grader.terminal import Terminal
 
 _VERDICT_STYLE = {"pass": ("PASS", "bold green"), "fail": ("FAIL", "bold red"), "error": ("ERROR", "bold yellow")}

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.grading.stages import GradeReport
+from grader.results import GradeReport
 
 PAGE_NAME = "kata-grade.html"
 #: the roofline's axes: arithmetic intensity (flop per compulsory byte) and flop/s, log scales

@@ -13,26 +13,25 @@ from pathlib import Path
 
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError, WorkspaceExists
-from harness.frontends.python_source import INSTALL, language_of
+from harness.frontends import languages as _languages
+from harness.frontends.languages import language_of
 
 MARKER = ".kata"
-#: kata file → workspace file
-FILES = {"stub.cu": "kernel.cu", "launch.py": "launch.py", "statement.md": "statement.md"}
-#: the kernel languages; a kata offers a Python one when it has stub.<lang>.py and launch.<lang>.py
-LANGUAGES = ("cuda", "triton", "numba")
+#: kata file → workspace file (CUDA C's)
+FILES = _languages.CUDA.workspace_files()
+#: the kernel languages (harness/frontends/languages.py); a kata offers a Python one when it has its stub and plan
+LANGUAGES = _languages.NAMES
 
 
 def files_for(lang: str) -> dict[str, str]:
     """kata file → workspace file for a kernel language."""
-    if lang == "cuda":
-        return FILES
-    return {f"stub.{lang}.py": "kernel.py", f"launch.{lang}.py": "launch.py", "statement.md": "statement.md"}
+    return _languages.get(lang).workspace_files()
 
 
 def languages(kata: catalog.Kata) -> tuple[str, ...]:
-    """The languages kata offers: CUDA C always, Triton and numba where it has their stub and plan."""
-    return ("cuda",) + tuple(lang for lang in LANGUAGES[1:]
-                             if all(kata.file(f).is_file() for f in files_for(lang)))
+    """The languages kata offers: CUDA C always, a Python language where it has its stub and plan."""
+    return (_languages.CUDA.name,) + tuple(lang.name for lang in _languages.PYTHON
+                                           if all(kata.file(f).is_file() for f in lang.workspace_files()))
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ def locate(folder, kata_id: str | None = None, launch_file: Path | None = None) 
     if not launch.is_file():
         notes.append(f"{folder.name}/launch.py is missing: graded with the kata's default launch plan")
         lang = language_of(kernel)
-        launch = kata.file("launch.py" if lang == "cuda" else f"launch.{lang}.py")
+        launch = kata.file(_languages.get(lang).launch)
         if not launch.is_file():
             raise UsageError(f"{folder / 'launch.py'}: not found, and {kata.id} has no default {lang} plan",
                              hint="write a launch.py (see `kata start ID --lang LANG`)")
@@ -157,7 +156,7 @@ def _require_frontend(lang: str) -> None:
     import importlib.util
 
     if importlib.util.find_spec(lang) is None:
-        raise EnvironmentProblem(f"--lang {lang}: {lang} is not installed", hint=f"run `{INSTALL[lang]}`")
+        raise EnvironmentProblem(f"--lang {lang}: {lang} is not installed", hint=f"run `{_languages.get(lang).install}`")
 
 
 def _same(path: Path, kata: catalog.Kata, name: str, files: dict | None = None) -> bool:

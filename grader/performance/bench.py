@@ -52,26 +52,14 @@ def bench_jobs(targets, kata_id: str | None = None) -> list[tuple]:
     return jobs
 
 
-def bench_one(kata, folder: Path, *, backend, calibration, policy=None, label: str | None = None,
-              isolated: bool = False) -> dict:
-    """Time one submission folder of `kata`; a JSON-ready row (never raises for the learner's errors).
-
-    isolated: grade through grader.grading.pipeline (correctness first, learner code in a worker process),
-    for workspaces; the catalogue's own solutions run in this process."""
+def bench_one(kata, folder: Path, *, backend, calibration, policy=None, label: str | None = None) -> dict:
+    """Time one submission folder of `kata` in this process (the catalogue's own solutions); a
+    JSON-ready row (never raises for the learner's errors). A learner's workspace is graded in full
+    by the pipeline instead, its row made by graded_row."""
     from grader.performance.measured import performance_stage
     from harness.measure.timing import TimingPolicy
 
     row = {"kata": kata.id, "submission": label or str(folder), "metric": kata.bench.metric}
-    if isolated:  # a learner's workspace: the whole grade, its code in the pipeline's worker process
-        from grader.grading import pipeline
-
-        try:
-            report = pipeline.grade(kata.id, folder, backend="gpu")
-        except Exception as exc:
-            return {**row, "error": f"{type(exc).__name__}: {exc}"}
-        if report.performance is None:
-            return {**row, "error": f"{report.verdict} at {report.stage}: {report.headline}"}
-        return {**row, **to_json(report.performance)}
     try:
         compiled, launch_fn, launch_py = load_submission(folder, kata.id)
     except Exception as exc:  # a broken launch.py is reported in its row, the others still run
@@ -84,6 +72,17 @@ def bench_one(kata, folder: Path, *, backend, calibration, policy=None, label: s
     except Exception as exc:
         return {**row, "error": f"{type(exc).__name__}: {exc}"}
     return {**row, **to_json(res)}
+
+
+def graded_row(kata, folder: Path, report=None, error: Exception | None = None, label: str | None = None) -> dict:
+    """The row of a workspace graded in full on the GPU (correctness first, the learner's code in
+    the pipeline's worker process): its GradeReport, or the exception the grade raised."""
+    row = {"kata": kata.id, "submission": label or str(folder), "metric": kata.bench.metric}
+    if error is not None:
+        return {**row, "error": f"{type(error).__name__}: {error}"}
+    if report.performance is None:
+        return {**row, "error": f"{report.verdict} at {report.stage}: {report.headline}"}
+    return {**row, **to_json(report.performance)}
 
 
 def to_json(obj):

@@ -208,7 +208,7 @@ def write_html(report: InterviewReport, path: Path) -> Path:
 
 
 def _suites(report) -> tuple[SuiteResult, SuiteResult]:
-    """The submit's GradeReport (grader/grading/pipeline.py, hidden=True) split into the public suite
+    """The submit's GradeReport (grader/pipeline/, hidden=True) split into the public suite
     (the kata's public cases, which the pipeline runs first) and the hidden suite (cases drawn
     with the secret seed, then the kata's hidden cases)."""
     verdict = str(getattr(report, "verdict", "error"))
@@ -295,7 +295,7 @@ def _describe(stage) -> str:
     summary = getattr(stage, "summary", None)
     if summary is not None and hasattr(summary, "tier"):
         return f"{summary.tier} · {summary.headline()}"
-    if hasattr(stage, "report") and hasattr(stage, "note"):  # grader.grading.stages.MemoryStage
+    if hasattr(stage, "report") and hasattr(stage, "note"):  # grader.results.MemoryStage
         return _describe(stage.report) if stage.report is not None else stage.note
     if getattr(stage, "error", None):
         return f"not scored: {stage.error}"

@@ -54,7 +54,8 @@ def show(kata_id: str, home: Path, on_grade=None) -> list[Shown]:
 
 
 def _graded(kata_id: str, name: str) -> str:
-    from grader.grading import pipeline, report as view
+    from grader import pipeline
+    from grader.grading import report as view
     from grader.terminal import Terminal
 
     with tempfile.TemporaryDirectory(prefix="kata-mistake-") as tmp:

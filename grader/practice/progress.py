@@ -71,7 +71,7 @@ def _is_shipped_content(workspace: Path) -> bool:
 
 
 def _report_facts(report) -> tuple[str, str, float | None, str]:
-    """(verdict, backend, score, headline) from a grader.grading.pipeline.GradeReport."""
+    """(verdict, backend, score, headline) from a grader.results.GradeReport."""
     verdict = str(getattr(report, "verdict", "error"))
     backend = str(getattr(report, "backend", "") or "cpu")
     score = getattr(report, "score", None)
@@ -115,7 +115,7 @@ def record_attempt(store: Store, kata_id: str, workspace: Path, report, *,
 
 
 def on_grade(kata_id: str, workspace: Path, report) -> str | None:
-    """Record one attempt (report: grader.grading.pipeline.GradeReport); return a line for the terminal
+    """Record one attempt (report: grader.results.GradeReport); return a line for the terminal
     such as 'attempt 3 · 12 min since start', or None."""
     workspace = Path(workspace).resolve()
     if _is_shipped_content(workspace):

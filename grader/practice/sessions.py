@@ -32,7 +32,7 @@ REPORT_NAME = "report.html"
 @dataclass(frozen=True)
 class PublicGrade:
     kata: str  # kata id
-    report: object  # grader.grading.pipeline.GradeReport of the public tests
+    report: object  # grader.results.GradeReport of the public tests
     attempt: int  # 1-based attempt number on this kata in this session
     hidden_cases: int  # how many adversarial hidden cases wait for the submit (never which)
     secret_drawn: int  # how many cases the submit draws with the session's secret seed
@@ -273,7 +273,7 @@ def report_for(store: Store, session: Session) -> InterviewReport:
                            backend, session.secret_seed, outcomes)
 
 
-# --- the catalogue and the pipeline, as grader/catalog/loader.py and grader/grading/pipeline.py provide them ---
+# --- the catalogue and the pipeline, as grader/catalog/loader.py and grader/pipeline/ provide them ---
 # Kept in these few functions so the session logic above stays independent of their details.
 
 def _catalog_levels() -> dict[str, str]:
@@ -305,6 +305,6 @@ def _drawn_case_count() -> int:
 def _grade(kata_id: str, folder: Path, *, backend: str, hidden: bool, seed: int | None = None):
     """One run of the grading pipeline: public tests, or (hidden=True) the kata's hidden cases
     plus cases drawn with the session's secret seed."""
-    from grader.grading import pipeline
+    from grader import pipeline
 
     return pipeline.grade(kata_id, folder, backend=backend, hidden=hidden, seed=seed, require_sandbox=hidden)

@@ -67,7 +67,7 @@ def _grade_function(job: dict):
 
         module, _, name = job["grade_function"].partition(":")
         return getattr(importlib.import_module(module), name)
-    from grader.grading import pipeline
+    from grader import pipeline
 
     def real(kata, folder, *, backend, hidden, seed):
         return pipeline.grade(kata, folder, backend=backend, hidden=hidden, seed=seed,

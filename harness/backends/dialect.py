@@ -8,6 +8,7 @@ kernel's are; each specialisation is compiled once per worker and loaded once pe
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 
 from harness.backends.base import Backend, Buffer, KernelParam
 from harness.backends.plan import LaunchError
+from harness.frontends import languages
 
 TRITON_OPTIONS = ("num_warps", "num_stages", "constexprs")
 #: per worker: kernel.py path → (mtime, module, {name: fn}); (path, key) → CompiledKernel
@@ -26,11 +28,7 @@ _MODULE_STATE = ("_module", "module", "entries", "_functions")
 
 
 def _frontend(language: str):
-    if language == "triton":
-        from harness.frontends import triton as fe
-    else:
-        from harness.frontends import numba as fe
-    return fe
+    return importlib.import_module(languages.get(language).frontend)
 
 
 def loaded(path: Path):

@@ -25,16 +25,65 @@ NP = {"s8": np.int8, "u8": np.uint8, "b8": np.uint8, "s16": np.int16, "u16": np.
 UINT = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
+# The instruction registry: each base opcode's builder, the pipe it issues to, its family in the
+# instruction mix. Filled by @builder in the ops_*.py modules (harness/emulator/instructions.py
+# imports them all); the H200 model reads the pipes (pipe_of), the counters the families (family_of).
 BUILDERS: dict = {}
+#: base opcode → its pipe: lsu | shuffle | branch | tensor | sfu | int | other, or "arith" (fp64,
+#: fp32 or int by its operand types); "sfu" is fp64 on f64 operands
+PIPES: dict[str, str] = {}
+#: base opcodes whose family names the state space too (ld.global and ld.shared cost differently)
+BY_SPACE: set[str] = set()
+_SPACES = ("global", "shared", "local", "const", "param")
 
 
-def builder(*names):
-    """Register a function (engine, inst) -> (kind, run) for these base opcodes."""
+def builder(*names, pipe: str = "arith", family: str = "opcode"):
+    """Register a function (engine, inst) -> (kind, run) for these base opcodes, with the pipe each
+    issues to and its family ("space": the opcode and its state space, as ld.global)."""
     def wrap(fn):
         for n in names:
             BUILDERS[n] = fn
+            declare(n, pipe=pipe, family=family)
         return fn
     return wrap
+
+
+def declare(*names, pipe: str, family: str = "opcode") -> None:
+    """An opcode's pipe and family; alone, for PTX the emulator reports as unsupported (brx, wgmma)."""
+    for n in names:
+        PIPES[n] = pipe
+        if family == "space":
+            BY_SPACE.add(n)
+
+
+declare("brx", pipe="branch")
+declare("wgmma", pipe="tensor")
+# Hopper instructions the emulator does not run: launch control, warp election, tensor-map edits
+declare("griddepcontrol", "tensormap", pipe="other")
+declare("elect", pipe="int")
+
+
+def pipe_of(opcode: str) -> str:
+    """The pipe a PTX instruction issues to (the H200 model's issue rates)."""
+    parts = opcode.split(".")
+    kind = PIPES.get(parts[0], "arith")
+    if kind not in ("arith", "sfu"):
+        return kind
+    types = [p for p in parts[1:] if p[:1] in "fsub" and p[1:].isdigit() or p in ("f16x2", "bf16", "bf16x2")]
+    if kind == "sfu" or "f64" in types:
+        return "fp64" if "f64" in types else "sfu"
+    if any(t.startswith("f") or t.startswith("bf") for t in types):
+        return "fp32"
+    return "int"
+
+
+def family_of(opcode: str) -> str:
+    """The opcode family for the instruction mix: the base opcode, plus the state space for
+    memory operations."""
+    parts = opcode.split(".")
+    if parts[0] in BY_SPACE and len(parts) > 1 and parts[1] in _SPACES:
+        return f"{parts[0]}.{parts[1]}"
+    return parts[0]
 
 
 def types_of(inst) -> list[str]:

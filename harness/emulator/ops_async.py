@@ -42,7 +42,7 @@ def _lanes(sel) -> np.ndarray:
     return np.arange(sel.start, sel.stop) if isinstance(sel, slice) else np.asarray(sel)
 
 
-@builder("cp")
+@builder("cp", pipe="lsu")
 def cp(eng, inst):
     mods = inst.mods
     if not mods or mods[0] != "async":

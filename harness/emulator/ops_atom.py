@@ -109,7 +109,7 @@ def _cas(old, cmp, new):
     return np.where(old == cmp, new, old).astype(np.asarray(old).dtype)
 
 
-@builder("atom", "red")
+@builder("atom", "red", pipe="lsu", family="space")
 def atom(eng, inst):
     mods = inst.mods
     op = next((m for m in mods if m in ("add", "min", "max", "and", "or", "xor", "exch", "cas", "inc", "dec")), None)

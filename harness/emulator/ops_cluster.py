@@ -121,7 +121,7 @@ def resolve(eng, lanes, offs):
 
 
 # ---- instructions --------------------------------------------------------------------------------
-@builder("mapa")
+@builder("mapa", pipe="int")
 def mapa(eng, inst):
     generic = "shared::cluster" not in inst.mods
     t = "u64" if "u64" in inst.mods else "u32"
@@ -215,7 +215,7 @@ def barrier(eng, inst):
     raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
 
 
-@builder("setmaxnreg")
+@builder("setmaxnreg", pipe="other")
 def setmaxnreg(eng, inst):
     n = inst.ops[0].value if inst.ops and inst.ops[0].kind == "imm" else None
     if n is None or not 24 <= n <= 256 or n % 8:

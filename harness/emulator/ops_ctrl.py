@@ -16,25 +16,25 @@ def _nothing(sel):
     return None
 
 
-@builder("bra")
+@builder("bra", pipe="branch")
 def bra(eng, inst):
     if inst.target is None:
         raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
     return BRANCH, _nothing
 
 
-@builder("exit")
+@builder("exit", pipe="branch")
 def exit_(eng, inst):
     return EXIT, _nothing
 
 
-@builder("ret")
+@builder("ret", pipe="branch")
 def ret(eng, inst):
     fn = eng.module.functions[inst.func]
     return (EXIT if fn.entry else RET), _nothing
 
 
-@builder("bar", "barrier")
+@builder("bar", "barrier", pipe="other")
 def bar(eng, inst):
     mods = inst.mods
     if "warp" in mods:  # bar.warp.sync mask: __syncwarp
@@ -80,7 +80,7 @@ def _bar_red(eng, inst):
     return BARRIER, run
 
 
-@builder("call")
+@builder("call", pipe="branch")
 def call(eng, inst):
     rets, name, args = inst.aux[:3]
     fns = eng.module.functions
@@ -108,7 +108,8 @@ def call(eng, inst):
     return CALL, run
 
 
-@builder("membar", "fence", "nanosleep", "pmevent")
+@builder("membar", "fence", pipe="other")
+@builder("nanosleep", "pmevent")
 def ordering(eng, inst):
     obs = eng.observer
     if obs is not None and inst.op in ("membar", "fence") and "cta" not in inst.mods:

@@ -17,7 +17,7 @@ from .ops_float import bf16_to_f32, f32_to_bf16, round_f32
 _ROUND_INT = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
 
 
-@builder("mov")
+@builder("mov", pipe="other")  # mostly folded away by ptxas (register renames)
 def mov(eng, inst):
     t = types_of(inst)[-1]
     d, a = inst.ops[0], inst.ops[1]
@@ -114,7 +114,7 @@ def converter(inst, dt: str, st: str):
     return lambda v: np.asarray(v).astype(NP[dt])
 
 
-@builder("cvt")
+@builder("cvt", pipe="int")
 def cvt(eng, inst):
     if "tf32" in inst.mods:  # a tensor-core input type (ops_mma)
         from .ops_mma import cvt_tf32
@@ -156,7 +156,7 @@ def cvt(eng, inst):
     return PLAIN, run
 
 
-@builder("cvta")
+@builder("cvta", pipe="other")  # address-space casts: folded away
 def cvta(eng, inst):
     t = types_of(inst)[-1]
     to = "to" in inst.mods

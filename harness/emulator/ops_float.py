@@ -171,7 +171,7 @@ def _special(op):
             "sin": np.sin, "cos": np.cos, "tanh": np.tanh}[op]
 
 
-@builder("rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh")
+@builder("rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", pipe="sfu")
 def special(eng, inst):
     t = typ(inst)
     f = _special(inst.op)

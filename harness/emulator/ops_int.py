@@ -125,7 +125,8 @@ def _int_arith(eng, inst, t):
     raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
 
 
-@builder("add", "sub", "mul", "mad", "div", "rem", "min", "max", "abs", "neg", "fma", "sad")
+@builder("div", pipe="sfu")
+@builder("add", "sub", "mul", "mad", "rem", "min", "max", "abs", "neg", "fma", "sad")
 def arith(eng, inst):
     t = typ(inst)
     if t[0] == "f" or t.startswith("bf"):

@@ -139,7 +139,7 @@ def _per_barrier(eng, lanes, blocks, offs):
     return [((int(k) >> 32, int(k) & 0xFFFFFFFF), lanes[inv == i]) for i, k in enumerate(uk.tolist())], inv
 
 
-@builder("mbarrier")
+@builder("mbarrier", pipe="lsu")
 def mbarrier(eng, inst):
     mods = set(inst.mods)
     o = inst.ops

@@ -180,7 +180,7 @@ def _poison(dt):
     return np.frombuffer(bytes([POISON]) * np.dtype(dt).itemsize, dt)[0]
 
 
-@builder("ld", "ldu")
+@builder("ld", "ldu", pipe="lsu", family="space")
 def ld(eng, inst):
     t = types_of(inst)[-1]
     space = space_of(inst)
@@ -244,7 +244,7 @@ def _ld_param(eng, inst, t, puts, ao):
     return PLAIN, run
 
 
-@builder("st")
+@builder("st", pipe="lsu", family="space")
 def st(eng, inst):
     t = types_of(inst)[-1]
     space = space_of(inst)
@@ -287,7 +287,8 @@ def st(eng, inst):
     return PLAIN, run
 
 
-@builder("prefetch", "prefetchu", "discard", "applypriority", "createpolicy")
+@builder("prefetch", pipe="lsu")
+@builder("prefetchu", "discard", "applypriority", "createpolicy")
 def hint(eng, inst):
     """Cache hints change nothing a program can observe."""
     if inst.op == "createpolicy":

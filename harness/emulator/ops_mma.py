@@ -76,7 +76,7 @@ def scatter_regs(w: wm.Warps, writers, raws) -> None:
             w.scatter(view, raw.astype(view.dtype, copy=False))
 
 
-@builder("mma")
+@builder("mma", pipe="tensor")
 def mma(eng, inst):
     shape = next((m for m in inst.mods if m.startswith("m") and "n" in m and "k" in m), None)
     types = [m for m in inst.mods if m in _TYPES]
@@ -166,7 +166,7 @@ def _rows(w: wm.Warps, nmat: int):
 _ROW = np.arange(8)  # the 8 halves of a matrix row, 16 bytes
 
 
-@builder("ldmatrix")
+@builder("ldmatrix", pipe="lsu")
 def ldmatrix(eng, inst):
     nmat = _matrices(inst)
     trans = "trans" in inst.mods
@@ -195,7 +195,7 @@ def ldmatrix(eng, inst):
     return WARPSYNC, run
 
 
-@builder("stmatrix")
+@builder("stmatrix", pipe="lsu")
 def stmatrix(eng, inst):
     nmat = _matrices(inst)
     trans = "trans" in inst.mods

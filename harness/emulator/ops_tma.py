@@ -344,7 +344,7 @@ def _tensor_store(eng, inst, lane, m, addr, ok, data, rop):
 _base_cp = _ops.BUILDERS["cp"]
 
 
-@builder("cp")
+@builder("cp", pipe="lsu")
 def cp(eng, inst):
     mods = inst.mods
     if mods and (mods[0] == "reduce" or "bulk" in mods or ("mbarrier" in mods and "arrive" in mods)):

@@ -32,7 +32,7 @@ def warp_sync_builder(eng, inst):
     return WARPSYNC, lambda sel: None
 
 
-@builder("shfl")
+@builder("shfl", pipe="shuffle")
 def shfl(eng, inst):
     if "sync" not in inst.mods:
         raise UnsupportedPTX(inst.opcode + " (shfl without .sync was removed after Volta)", inst.file, inst.line)
@@ -134,7 +134,7 @@ def vote(eng, inst):
     return WARPSYNC, run
 
 
-@builder("match")
+@builder("match", pipe="shuffle")
 def match(eng, inst):
     mode = "all" if "all" in inst.mods else "any"
     t = next(m for m in inst.mods if m in ("b32", "b64"))
@@ -166,7 +166,7 @@ def match(eng, inst):
     return WARPSYNC, run
 
 
-@builder("redux")
+@builder("redux", pipe="shuffle")
 def redux(eng, inst):
     op = next(m for m in inst.mods if m in ("add", "min", "max", "and", "or", "xor"))
     t = next(m for m in inst.mods if m in ("u32", "s32", "b32"))

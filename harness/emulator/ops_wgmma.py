@@ -111,7 +111,7 @@ def _read(eng, inst, block, addrs, esize, t):
     return _values(raw, t).reshape(addrs.shape)
 
 
-@builder("wgmma")
+@builder("wgmma", pipe="tensor")
 def wgmma(eng, inst):
     mods = inst.mods
     if "fence" in mods:

@@ -113,7 +113,7 @@ def _base_and_stride(w, getaddr, const_addr, stride, default, space):
     return base, s
 
 
-@builder("wmma")
+@builder("wmma", pipe="tensor")
 def wmma(eng, inst):
     kind = inst.mods[0]
     if kind == "mma":

@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .ops import family_of
+
 _SPACES = ("global", "shared", "local", "const", "param")
 _FIELDS = ("instructions", "active_lanes",
            "global_load_requests", "global_load_sectors", "global_load_ideal_sectors",
@@ -69,9 +71,8 @@ def _tally(file, line, row: np.ndarray) -> Tally:
 
 
 def family(opcode: str) -> str:
-    """The opcode family for the instruction mix: the base opcode, plus the state space for
-    memory operations (ld.global and ld.shared cost very differently)."""
-    parts = opcode.split(".")
-    if parts[0] in ("ld", "st", "atom", "red", "ldu") and len(parts) > 1 and parts[1] in _SPACES:
-        return f"{parts[0]}.{parts[1]}"
-    return parts[0]
+    """The opcode family for the instruction mix, as its builder declares it (ops.family_of: the
+    base opcode, plus the state space for memory operations)."""
+    from . import instructions  # noqa: F401  (the builders fill the registry)
+
+    return family_of(opcode)

@@ -5,7 +5,7 @@ use_cache=True) -> nvrtc.CompileResult` (PTX always; a cubin and ptxas resources
 where it can) and `available() -> bool`. CUDA C has two: NVRTC, the compiler of every GPU machine
 and the default wherever it loads, and clang (clang.py), chosen where NVRTC is missing (macOS) or
 on request with KATA_FRONTEND=clang. A front end for another language registers its file suffix
-in LANGUAGES; everything after the PTX is shared.
+in the language registry (languages.py); everything after the PTX is shared.
 """
 from __future__ import annotations
 
@@ -14,20 +14,12 @@ import importlib
 import os
 from pathlib import PurePath
 
+from .languages import compilers_for
 from .nvrtc import CompileResult, CompilerUnavailable
 
 #: front end name → module
 FRONTENDS = {"nvrtc": "harness.frontends.nvrtc", "clang": "harness.frontends.clang"}
-#: file suffix → the front ends that compile it, preferred first
-LANGUAGES = {".cu": ("nvrtc", "clang")}
 ENV = "KATA_FRONTEND"
-
-
-def register(name: str, module: str, suffixes: tuple[str, ...] = ()) -> None:
-    """Add a front end (e.g. Triton for .py kernels): `module` has compile() and available()."""
-    FRONTENDS[name] = module
-    for s in suffixes:
-        LANGUAGES[s] = tuple(dict.fromkeys((*LANGUAGES.get(s, ()), name)))
 
 
 def _module(name: str):
@@ -44,8 +36,7 @@ def _available(name: str) -> bool:
 def choose(filename: str = "kernel.cu", requested: str | None = None) -> tuple[str, str]:
     """(front end, why) for this file: KATA_FRONTEND (or `requested`) when set, else the first
     available front end of the file's language."""
-    suffix = PurePath(filename).suffix or ".cu"
-    names = LANGUAGES.get(suffix, LANGUAGES[".cu"])
+    names = compilers_for(filename)
     asked = requested or os.environ.get(ENV, "").strip().lower()
     if asked:
         if asked not in FRONTENDS:
@@ -63,7 +54,7 @@ def compile(source: str, filename: str = "kernel.cu", *, frontend: str | None = 
             **kwargs) -> CompileResult:
     name, why = choose(filename, frontend)
     result = _module(name).compile(source, filename, **kwargs)
-    default = LANGUAGES.get(PurePath(filename).suffix or ".cu", LANGUAGES[".cu"])[0]
+    default = compilers_for(filename)[0]
     if name != default:  # the report says so: a GPU machine compiles this file with the default
         result = dataclasses.replace(result, notes=(f"compiled with {name} ({why})", *result.notes))
     return result

@@ -13,7 +13,8 @@ import re
 import warnings
 from pathlib import Path
 
-from harness.frontends.python_source import (CompiledKernel, FrontendUnavailable, KernelCompileError, install_command,
+from harness.frontends import languages
+from harness.frontends.python_source import (CompiledKernel, FrontendUnavailable, KernelCompileError,
                                              source_line)
 
 CC = (9, 0)
@@ -31,7 +32,7 @@ def _cuda():
         import numba
         from numba import cuda
     except ImportError as exc:
-        raise FrontendUnavailable(f"numba-cuda is not installed: run `{install_command('numba')}`") from exc
+        raise FrontendUnavailable(f"numba-cuda is not installed: run `{languages.get('numba').install}`") from exc
     return numba, cuda
 
 

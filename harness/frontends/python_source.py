@@ -8,51 +8,12 @@ the text) and Python's own syntax check.
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-LANGUAGES = ("cuda", "triton", "numba")
-
-
-def install_command(extra: str) -> str:
-    """What installs one of kata's extras (pyproject.toml). kata is installed from its checkout,
-    not from the package index, so `pip install 'kata[triton]'` would find nothing: name the
-    extra's own pinned packages, read from kata's installed metadata, and the checkout's command."""
-    from importlib.metadata import PackageNotFoundError, requires
-
-    try:
-        wanted = [r.split(";")[0].strip() for r in requires("kata") or ()
-                  if re.search(rf"extra\s*==\s*['\"]{extra}['\"]", r)]
-    except PackageNotFoundError:
-        wanted = []
-    packages = " ".join(f"'{w}'" for w in wanted)
-    checkout = f"pip install -e '.[{extra}]' in your kata checkout"
-    return f"pip install {packages} (or {checkout})" if packages else checkout
-
-
-#: what installs each Python front end's compiler (the extras of pyproject.toml)
-INSTALL = {"triton": install_command("triton"), "numba": install_command("numba")}
-
-_IMPORTS = {"triton": re.compile(r"^\s*(import triton|from triton)", re.M),
-            "numba": re.compile(r"^\s*(import numba|from numba)", re.M)}
-
-
-def language_of(path: Path) -> str:
-    """The kernel language of a submission file, from its name and imports (nothing is run)."""
-    path = Path(path)
-    if path.suffix != ".py":
-        return "cuda"
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return "triton"
-    for lang, pattern in _IMPORTS.items():
-        if pattern.search(text):
-            return lang
-    return "triton"
+from .languages import PYTHON
 
 
 class KernelCompileError(Exception):
@@ -104,9 +65,10 @@ def load_module(path: str | Path):
                                  (exc.text or "").strip() or None) from None
     except ImportError as exc:
         missing = getattr(exc, "name", "") or ""
-        for lang, cmd in INSTALL.items():
-            if missing.split(".")[0] == lang:
-                raise FrontendUnavailable(f"{path.name} uses {lang}, which is not installed: run `{cmd}`") from None
+        for lang in PYTHON:
+            if missing.split(".")[0] == lang.name:
+                raise FrontendUnavailable(f"{path.name} uses {lang.name}, which is not installed: "
+                                          f"run `{lang.install}`") from None
         raise KernelCompileError(f"{type(exc).__name__}: {exc}", path.name, *_frame_in(exc, path)) from None
     except Exception as exc:
         raise KernelCompileError(f"{type(exc).__name__} while importing it: {exc}", path.name,

@@ -16,7 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from harness.frontends.python_source import (CompiledKernel, FrontendUnavailable, KernelCompileError, def_line, install_command,
+from harness.frontends import languages
+from harness.frontends.python_source import (CompiledKernel, FrontendUnavailable, KernelCompileError, def_line,
                                              source_line)
 
 ARCH = 90
@@ -35,7 +36,7 @@ def _triton():
         from triton.backends.compiler import GPUTarget
         from triton.compiler import ASTSource
     except ImportError as exc:
-        raise FrontendUnavailable(f"Triton is not installed: run `{install_command('triton')}`") from exc
+        raise FrontendUnavailable(f"Triton is not installed: run `{languages.get('triton').install}`") from exc
     return triton, ASTSource, GPUTarget
 
 

@@ -118,9 +118,11 @@ class Worker:
             self._kill()  # a crashed kernel leaves the CUDA context unusable: the next run starts afresh
         return result
 
-    def call(self, target: str, timeout_s: float, **kwargs):
-        """Run `module:function`(launch_fn=..., launch_file=..., **kwargs) in the worker (the GPU
-        performance stage runs the learner's plan this way); returns (value, Problem | None)."""
+    def call(self, target, timeout_s: float, **kwargs):
+        """Run target(launch_fn=..., launch_file=..., **kwargs) in the worker (the GPU performance
+        stage runs the learner's plan this way); returns (value, Problem | None). target: a
+        function of an importable module (job_name), or its "module:function" name."""
+        target = job_name(target)
         problem = self.start()
         if problem is not None:
             return None, problem
@@ -131,12 +133,13 @@ class Worker:
             return None, problem
         return reply
 
-    def prefetch(self, target: str, **kwargs) -> bool:
-        """Ask the live worker to run `module:function`(**kwargs) in a background thread while the
-        grader does something else (the GPU worker loads bench inputs while the CPU emulator runs
-        the sanitizer). Non-blocking, no reply; the worker runs its next `run` only after it, and a
+    def prefetch(self, target, **kwargs) -> bool:
+        """Ask the live worker to run target(**kwargs) (a function, as for call) in a background
+        thread while the grader does something else (the GPU worker loads bench inputs while the
+        CPU emulator runs the sanitizer). Non-blocking, no reply; the worker runs its next `run` only after it, and a
         `call` target waits for it with harness.sandbox.worker.wait_background(). Returns whether the
         message was sent (False: no live worker; nothing is started for a prefetch)."""
+        target = job_name(target)
         if self._proc is None or self._conn is None or not self._proc.is_alive():
             return False
         try:
@@ -237,6 +240,14 @@ class Worker:
             # "stop" has no reply: the exchange ends when the child closes the pipe by exiting.
             self._exchange(("stop", None), 2.0, "stopping")
         self._kill()
+
+
+def job_name(target) -> str:
+    """How a job travels to the worker: its "module:function" name. The caller names the function
+    itself, so a reader (and a tool) follows the call to it; the worker imports it by that name."""
+    if isinstance(target, str):
+        return target
+    return f"{target.__module__}:{target.__qualname__}"
 
 
 @contextlib.contextmanager

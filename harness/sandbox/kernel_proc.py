@@ -179,7 +179,8 @@ def _executables() -> tuple[str, ...]:
 
 def main(conn, path: str, scratch: str) -> None:
     """The sandboxed process: import kernel.py, describe its kernels, compile on request."""
-    from harness.frontends.python_source import language_of, load_module
+    from harness.frontends.languages import language_of
+    from harness.frontends.python_source import load_module
     from harness.sandbox import os_sandbox
 
     os_sandbox.die_with_parent()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader.catalog import load
-from grader.grading import pipeline
+from grader import pipeline
 
 pytestmark = pytest.mark.gpu
 

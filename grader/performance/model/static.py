@@ -9,12 +9,11 @@ round trip of four loads; the same loop not unrolled is four round trips of one.
 """
 from __future__ import annotations
 
-_SFU = {"ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh", "div"}
-_MEM = {"ld", "st", "atom", "red", "ldu", "prefetch", "cp", "ldmatrix", "stmatrix"}
-_SHUFFLE = {"shfl", "match", "redux"}
+from harness.emulator import instructions  # noqa: F401  (the builders fill the instruction registry)
+from harness.emulator.ops import pipe_of
+
+# What ends a basic block for the loads-in-flight count (not pipes: those are the registry's)
 _BRANCH = {"bra", "ret", "exit", "call", "brx"}
-_TENSOR = {"mma", "wmma", "wgmma"}
-_FREE = {"mov", "cvta"}  # mostly folded away by ptxas (register renames, address-space casts)
 _BOUNDARY = {"bar", "barrier", "membar", "fence"}
 
 
@@ -22,9 +21,8 @@ _BOUNDARY = {"bar", "barrier", "membar", "fence"}
 # worth of work, see async_unit); its fence/commit/wait are bookkeeping; mbarrier operations are
 # shared-memory atomics (lsu); cp.async.bulk{,.tensor} and cp.reduce.async.bulk issue once from
 # one thread (lsu) and then move their bytes in the TMA unit, at its bandwidth, not per lane;
-# barrier.cluster is a barrier; mapa an address computation; setmaxnreg a register handover.
-_HOPPER = {"mbarrier": "lsu", "mapa": "int", "setmaxnreg": "other", "griddepcontrol": "other",
-           "elect": "int", "tensormap": "other"}
+# barrier.cluster is a barrier; mapa an address computation; setmaxnreg a register handover
+# (their pipes are declared with their builders, harness/emulator/ops_{cluster,mbarrier,tma,wgmma}.py).
 
 
 def async_unit(opcode: str) -> str | None:
@@ -41,31 +39,12 @@ def async_unit(opcode: str) -> str | None:
 
 def pipe(opcode: str) -> str:
     """The pipe a PTX instruction issues to: fp32 | fp64 | int | sfu | lsu | shuffle | branch |
-    tensor | other (bookkeeping ptxas mostly folds away)."""
+    tensor | other (bookkeeping ptxas mostly folds away), as its emulator @builder declares it;
+    wgmma's fence, commit_group and wait_group are bookkeeping, only its mma_async issues work."""
     parts = opcode.split(".")
-    op = parts[0]
-    if op in _HOPPER:
-        return _HOPPER[op]
-    if op == "wgmma" and "mma_async" not in parts:  # fence, commit_group, wait_group
+    if parts[0] == "wgmma" and "mma_async" not in parts:
         return "other"
-    if op in _MEM:
-        return "lsu"
-    if op in _SHUFFLE:
-        return "shuffle"
-    if op in _BRANCH:
-        return "branch"
-    if op in _TENSOR:
-        return "tensor"
-    if op in _FREE or op in _BOUNDARY:
-        return "other"
-    types = [p for p in parts[1:] if p[:1] in "fsub" and p[1:].isdigit() or p in ("f16x2", "bf16", "bf16x2")]
-    if op in _SFU or (op in ("div",) and "f32" in types):
-        return "fp64" if "f64" in types and op != "ex2" else "sfu"
-    if "f64" in types and op != "cvt":
-        return "fp64"
-    if any(t.startswith("f") or t.startswith("bf") for t in types) and op != "cvt":
-        return "fp32"
-    return "int"
+    return pipe_of(opcode)
 
 
 def _regs(op) -> list[str]:

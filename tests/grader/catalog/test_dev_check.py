@@ -3,7 +3,7 @@ stub fails, each solution passes on public, drawn and hidden cases, and each wro
 for the reason its kata-expect line names (reduce is checked through the CLI in tests/grader/cli)."""
 import pytest
 
-from grader.catalog import audit
+from grader.devcheck import audit
 from grader import catalog
 
 IDS = [i for i in catalog.ids() if i != "reduce"]

@@ -78,7 +78,7 @@ def _line(lines, text):
 def test_the_stream_without_its_barrier_races_between_warps(kata, tmp_path):
     """A lane reads a row of the stage that another warp copied: the finding names the read, the
     other warp's cp.async and the missing __syncthreads(), not only the kind."""
-    from grader.grading import pipeline
+    from grader import pipeline
 
     lines = _patched(kata, tmp_path, "stream_missing_barrier")
     r = pipeline.grade("qgemv", tmp_path, backend="cpu", examples=2)
@@ -90,7 +90,7 @@ def test_the_stream_without_its_barrier_races_between_warps(kata, tmp_path):
 
 
 def test_the_stream_without_its_wait_reads_copies_still_in_flight(kata, tmp_path):
-    from grader.grading import pipeline
+    from grader import pipeline
 
     lines = _patched(kata, tmp_path, "stream_missing_cp_async_wait")
     r = pipeline.grade("qgemv", tmp_path, backend="cpu", examples=2)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from grader.grading import pipeline
+from grader.pipeline import run
 
 GOOD = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 {
@@ -203,7 +203,7 @@ def test_usage_errors_exit_2(kata):
 def test_internal_error_exits_4_with_a_traceback(kata, ws, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("a bug of ours")
-    monkeypatch.setattr(pipeline, "grade", broken)
+    monkeypatch.setattr(run, "grade", broken)
     r = kata("grade", "ws")
     assert r.exit_code == 4 and "Traceback" in r.output and "please report" in r.output
 

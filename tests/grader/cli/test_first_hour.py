@@ -201,10 +201,10 @@ def test_paged_attention_statement_shows_the_stubs_cache_type():
 
 
 def test_install_advice_never_names_kata_on_the_package_index():
-    from harness.frontends.python_source import INSTALL
+    from harness.frontends.languages import PYTHON
 
-    for lang, command in INSTALL.items():
-        assert "kata[" not in command and f".[{lang}]" in command
+    for lang in PYTHON:
+        assert "kata[" not in lang.install and f".[{lang.name}]" in lang.install
 
 
 # -- progress ------------------------------------------------------------------------------------

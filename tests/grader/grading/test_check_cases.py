@@ -88,7 +88,7 @@ def test_hypothesis_writes_nothing_into_the_workspace_or_the_cwd(tmp_path, monke
     import dataclasses
     from types import SimpleNamespace
 
-    from grader.grading import pipeline
+    from grader import pipeline
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))

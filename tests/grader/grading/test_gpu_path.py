@@ -8,7 +8,9 @@ from rich.console import Console
 
 from fakes import FAKE
 from grader import catalog
-from grader.grading import pipeline, report
+from grader import pipeline
+from grader.pipeline import performance, sanitizer
+from grader.grading import report
 
 REDUCE = catalog.load("reduce")
 #: the numpy fake plays the GPU: the grade takes the GPU path
@@ -17,7 +19,7 @@ PLAYS_THE_GPU = pipeline.BackendChoice(FAKE, "test backend", acts_as="gpu")
 
 @pytest.fixture
 def on_gpu(monkeypatch):
-    monkeypatch.setattr(pipeline, "_performance", lambda *a, **k: (None, None))
+    monkeypatch.setattr(performance, "timed_in_worker", lambda *a, **k: (None, None))  # the fake cannot time
 
 
 def workspace(tmp_path, kernel):
@@ -156,10 +158,10 @@ def test_the_correct_twin_of_the_small_path_passes_the_gpu_path(tmp_path, on_gpu
 
 def test_the_gpu_worker_prefetches_once_correctness_passed_before_the_sanitizer(tmp_path, on_gpu, monkeypatch):
     order = []
-    monkeypatch.setattr(pipeline, "_prefetch", lambda worker, kid, seed: order.append(
+    monkeypatch.setattr(performance, "start_prefetch", lambda worker, kid, seed: order.append(
         ("prefetch", worker.program.backend, kid, seed)))
-    real = pipeline.sanitizer_stage
-    monkeypatch.setattr(pipeline, "sanitizer_stage", lambda *a, **k: order.append(("sanitizer",)) or real(*a, **k))
+    real = sanitizer.sanitizer_stage
+    monkeypatch.setattr(sanitizer, "sanitizer_stage", lambda *a, **k: order.append(("sanitizer",)) or real(*a, **k))
     r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
     assert r.verdict == "pass" and order == [("prefetch", FAKE, "reduce", r.seed), ("sanitizer",)]
     order.clear()

@@ -67,7 +67,7 @@ SEQUENTIAL = '''extern "C" __global__ void reduce(const float* x, float* out, in
 
 
 def test_a_sequential_reduce_passes_with_an_accuracy_note(tmp_path):
-    from grader.grading import pipeline
+    from grader import pipeline
 
     ws = tmp_path / "ws"
     ws.mkdir()

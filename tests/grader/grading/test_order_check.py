@@ -1,4 +1,4 @@
-"""The grade's order check (runs.order_stage): a result that depends on the order atomics arrive in
+"""The grade's order check (grader/pipeline/sanitizer.py order_stage): a result that depends on the order atomics arrive in
 passes every case in the emulator's default lockstep order, and fails under another legal order,
 named with the atomic's line and reproducible with `--case ... --case schedule=N`."""
 import re
@@ -6,7 +6,7 @@ import re
 import pytest
 
 from grader.errors import UsageError
-from grader.grading import pipeline
+from grader import pipeline
 
 LAUNCH = '''def launch(gpu, topk_ids, x, counts, offsets, perm, gathered, N, E, D):
     gpu.launch("moe_dispatch", grid=1, block=1024, args=(topk_ids, x, counts, offsets, perm, gathered, N, E, D))

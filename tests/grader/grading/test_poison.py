@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from grader import catalog
-from grader.grading import pipeline
+from grader import pipeline
 from harness.sandbox.isolation import poison_byte
 from harness.sandbox.worker import _poison
 

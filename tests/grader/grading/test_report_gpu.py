@@ -7,7 +7,7 @@ from rich.console import Console
 from grader.grading import report
 from grader.performance import score
 from grader.performance.measured import CaseTiming, PerformanceResult
-from grader.grading.stages import CompileStage, CorrectnessStage, GradeReport
+from grader.results import CompileStage, CorrectnessStage, GradeReport
 from harness.measure.timing import Stats, TimingResult
 
 

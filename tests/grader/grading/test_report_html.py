@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.grading import pipeline, report_html
+from grader import pipeline
+from grader.grading import report_html
 
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -212,7 +212,7 @@ def test_every_model_run_shares_one_budget_of_emulated_work(monkeypatch):
 
 def test_dev_check_grades_skip_the_estimate_and_still_pass(tmp_path, monkeypatch):
     """`kata dev check` audits verdicts: its solution grades ask for no H200 estimate (1-3 s each)."""
-    from grader.grading import pipeline
+    from grader import pipeline
     from grader.performance.model import stage
 
     monkeypatch.setenv("KATA_HOME", str(tmp_path))

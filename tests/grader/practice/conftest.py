@@ -13,7 +13,7 @@ import pytest
 FAKE_GRADER = '''
 from pathlib import Path
 
-from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
+from grader.results import CaseFailure, CompileStage, CorrectnessStage, GradeReport
 from harness.emulator.findings import Finding
 
 def fake_grade(kata_id, folder, *, backend, hidden, seed=None):

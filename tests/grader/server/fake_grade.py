@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport
+from grader.results import CaseFailure, CompileStage, CorrectnessStage, GradeReport
 
 HIDDEN_N = 16777217  # the hidden n where the kata's catalogue gives none
 

@@ -107,14 +107,14 @@ def test_clang_chain_in_a_comment_is_walked():
 
 def test_windows_gets_a_clear_message_after_the_compile(tmp_path, monkeypatch, nvrtc_or_skip):
     from grader.cli import cli
-    from grader.grading import pipeline
+    from grader.pipeline import compile as compile_stage
 
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "kernel.cu").write_text(GOOD)
     (ws / "launch.py").write_text("def launch(k, x, out, n):\n    pass\n")
     monkeypatch.setenv("KATA_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(pipeline, "_on_windows", lambda: True)
+    monkeypatch.setattr(compile_stage, "_on_windows", lambda: True)
     res = CliRunner().invoke(cli, ["grade", str(ws), "--kata", "reduce", "--backend", "cpu"])
     assert res.exit_code == 3, res.output
     assert "cannot run it on Windows" in res.output and "WSL" in res.output

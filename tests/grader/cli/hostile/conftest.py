@@ -19,7 +19,7 @@ def _on_the_fake(in_tmp, fake_backend):
 @pytest.fixture
 def on_cpu(backends, cpu_backend):
     """Grades through the `kata` command on the CPU emulator instead of the fake."""
-    from grader.grading.pipeline import choose_backend
+    from grader.pipeline import choose_backend
 
     backends["cpu"] = choose_backend("cpu")
 

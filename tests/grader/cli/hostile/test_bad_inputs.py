@@ -133,7 +133,7 @@ def test_a_case_grade_never_marks_the_kata_passing(kata, workspace):
 
 
 def test_a_plan_stuck_in_a_loop_names_launch_py_and_its_line(workspace, fake_choice):
-    from grader.grading import pipeline
+    from grader import pipeline
 
     ws = workspace("def launch(gpu, x, out, n):\n    while True:\n        pass\n")
     before = snapshot(ws)
@@ -158,7 +158,7 @@ ASSERTING = '''extern "C" __global__ void reduce(const float* x, float* out, int
 def test_assert_in_a_kernel_names_its_line_on_the_emulator(workspace, monkeypatch, limit, fails):
     """assert() is __assertfail on the GPU: "assertion failed at kernel.cu:4", exit 1, not a grader
     error; its twin whose condition holds passes."""
-    from grader.grading import pipeline
+    from grader import pipeline
 
     ws = workspace(kernel=ASSERTING.replace("LIMIT", str(limit)))
     before = snapshot(ws)

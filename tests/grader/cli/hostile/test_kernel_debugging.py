@@ -18,7 +18,7 @@ PRINTING = '''extern "C" __global__ void reduce(const float* x, float* out, int 
 @pytest.fixture
 def cpu():
     """grade(...) on the CPU emulator."""
-    from grader.grading import pipeline
+    from grader import pipeline
 
     return lambda *a, **k: pipeline.grade(*a, backend="cpu", **k)
 

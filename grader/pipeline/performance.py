@@ -1,0 +1,118 @@
+"""The performance stage: on the CPU, the H200 model's estimate; on the GPU, the learner's plan
+timed in the learner's worker (grader.performance.measured) while the model estimates beside it
+on the emulator's worker. Also the occupancy of the launches a grade saw."""
+
+from __future__ import annotations
+
+from grader import catalog
+from grader.grading import grade_notes as _notes
+from grader.grading import stage_progress as _progress
+from grader.grading.runs import PROBLEM_REASON
+from grader.performance.model import stage as model_stage
+from grader.performance.occupancy import occupancy_table
+from grader.performance.prefetching import prefetch
+from grader.pipeline.draft import ReportDraft
+from grader.results import ResourceStage
+from harness.backends.base import H200
+from harness.sandbox.isolation import Worker
+
+PERF_TIMEOUT_S = 540.0
+NO_PYTHON_ESTIMATE = (
+    "no performance estimate: the H200 model reads the PTX of a CUDA C kernel; a Triton or "
+    "numba kernel is compiled per launch, which it does not follow yet (a GPU grade times it)"
+)
+
+
+def launch_occupancy(compiled, launches) -> tuple:
+    """Occupancy of each distinct launch configuration the grade's plan made."""
+    rows = [(r.kernel, r.threads, r.shared) for r in launches]
+    return tuple(occupancy_table(compiled.resources, rows, H200))
+
+
+def start_prefetch(worker: Worker, kata_id: str, seed: int) -> None:
+    """Non-blocking: the GPU worker loads the backend, calibration, torch and bench inputs in the
+    background while the CPU emulator runs the sanitizer and the screen."""
+    worker.prefetch(prefetch, kata_id=kata_id, seed=seed)
+
+
+def estimate(draft: ReportDraft, grade, *, with_estimate: bool, case: dict | None) -> None:
+    """A CPU grade that passed: the H200 model's estimate, and the verdict."""
+    if not with_estimate:
+        result, occupancy, note = None, (), ""
+    elif grade.python_kernel:  # compiled per launch in the worker: no one PTX module for the model to read
+        result, occupancy, note = None, (), NO_PYTHON_ESTIMATE
+    else:
+        _progress.stage("H200 model")
+        result, occupancy, note = model_stage.estimate_stage(
+            grade.kata, grade.worker, grade.compiled, grade.filename, draft.seed
+        )
+    if occupancy:  # the bench-shape launches, not the small case's
+        draft.resources = ResourceStage(draft.resources.kernels, occupancy)
+    if note:
+        draft.note(note)
+    draft.estimate = result
+    tail = f"; {result.headline()}" if result is not None else ""
+    draft.end("pass", "done", f"{_passed(draft)}{tail}{_notes.diagnostic(case)}", ())
+
+
+def _passed(draft: ReportDraft) -> str:
+    return f"passed {_notes.count(draft.correctness.cases_run, 'case')}"
+
+
+def measure(draft: ReportDraft, grade, *, case: dict | None) -> None:
+    """A GPU grade that passed the sanitizer: its timing against the roofline, and the verdict."""
+    # The H200 model's estimate, on the emulator's worker while the GPU worker times.
+    _progress.stage("timing on the GPU")
+    with model_stage.beside_measurement(
+        grade.kata, grade.emulator, grade.compiled, grade.filename, draft.seed, enabled=not grade.python_kernel
+    ) as model:
+        perf, problem = timed_in_worker(grade.worker, grade.kata.id, grade.compiled, draft.seed, grade.python_kernel)
+    if problem is not None:
+        draft.end(
+            "error" if problem.kind == "internal" else "fail",
+            "performance",
+            f"performance stage: {problem.message}",
+            (PROBLEM_REASON.get(problem.kind) or "error",),
+        )
+        return
+    draft.performance = perf
+    if perf is not None and not getattr(perf, "ok", True):
+        # e.g. correct on the small cases but wrong at the bench size (index overflow)
+        draft.end("fail", "performance", f"performance stage: {perf.error}", ("wrong-answer",))
+        return
+    draft.estimate = model.result()
+    summary = getattr(perf, "summary", None)
+    tail = f"; {summary.headline()}" if summary is not None else ""
+    draft.end("pass", "done", f"{_passed(draft)}{tail}{_notes.diagnostic(case)}", ())
+
+
+def early_bench_inputs(kata, seed: int):
+    """Start making the bench cases this grade's performance stage will need; returns the callback
+    that stops what is still running when the grade ends without that stage."""
+    from grader.performance import bench_pool
+    from grader.performance.prefetching import bench_seeds
+
+    started = bench_pool.start_early(kata, bench_seeds(len(kata.bench.cases), seed))
+    return lambda: bench_pool.stop(started)
+
+
+def timed_in_worker(worker: Worker, kata_id: str, compiled, seed: int, kernel_path: str = ""):
+    """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
+    return worker.call(
+        performance_in_worker, PERF_TIMEOUT_S, kata_id=kata_id, compiled=compiled, seed=seed, kernel_path=kernel_path
+    )
+
+
+def performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int, kernel_path: str = ""):
+    """Runs inside the worker process: the GPU performance stage with the learner's plan."""
+    from grader.performance.measured import performance_stage  # the GPU's timing: loaded in the worker only
+
+    make_plan = None
+    if kernel_path:  # Triton / numba: the same compiled artefact, specialised per launch
+        from harness.backends.dialect import DialectBackend
+        from harness.backends.plan import Plan
+
+        make_plan = lambda b: Plan(DialectBackend(b, kernel_path), launch_file)  # noqa: E731
+    return performance_stage(
+        catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed, make_plan=make_plan
+    )
