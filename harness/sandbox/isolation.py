@@ -11,8 +11,10 @@ import contextlib
 import dataclasses
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import sys
 import threading
 import time
@@ -41,6 +43,7 @@ class Worker:
         self._proc = None
         self._conn = None
         self.restarts = 0  # workers started after the first (each death or kill costs one)
+        self._scratch: str | None = None
         self._started = False
 
     def __enter__(self) -> "Worker":
@@ -71,7 +74,10 @@ class Worker:
         # The program (PTX, cubin: easily past a pipe's 64 KiB) goes over our pipe, not in spawn's
         # start-up data: Process.start() writes that data with no deadline while itself holding the
         # pipe's read end, so a child that died before reading all of it blocked start() forever.
-        proc = ctx.Process(target=_worker.main, args=(child, self.memory_bytes),
+        # Every temporary folder of the worker and its children (the plan's, kernel.py's scratch) lies
+        # in this one, which _discard removes however the worker ended (a SIGKILL runs no cleanup).
+        self._scratch = tempfile.mkdtemp(prefix="kata-worker-")
+        proc = ctx.Process(target=_worker.main, args=(child, self.memory_bytes, self._scratch),
                            daemon=True, name="kata-worker")
         try:
             # One spawn at a time per process: _main_module_hidden edits the shared __main__.
@@ -223,9 +229,12 @@ class Worker:
         self._discard()
 
     def _discard(self) -> None:
-        """Forget the (dead) worker: reap it if it has exited, close our end of its pipe."""
+        """Forget the (dead) worker: reap it if it has exited, close our end of its pipe, remove its
+        temporary files (once it has exited: a live one may still write there)."""
         if self._proc is not None and self._proc.exitcode is not None:
             self._proc.close()
+            if self._scratch:
+                shutil.rmtree(self._scratch, ignore_errors=True)
         self._proc = None
         if self._conn is not None:
             with contextlib.suppress(OSError):

@@ -41,9 +41,13 @@ def make_backend(spec: str, sanitize: bool, counters: bool):
 GRADER_CONN = None
 
 
-def main(conn, memory_bytes: int | None) -> None:
+def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
     global GRADER_CONN
     GRADER_CONN = conn
+    if scratch:  # the grader's folder for this worker: it removes it whatever happens here
+        import tempfile
+
+        tempfile.tempdir = scratch
     # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
