@@ -18,6 +18,7 @@ import tempfile
 import sys
 import threading
 import time
+from harness.sandbox import wire
 from harness.sandbox.protocol import (POISON_FLOAT_BYTE, POISON_INT_BYTE, ArgValue, Problem, Program,  # noqa: F401
                                       RunResult, RunSpec, poison_byte)
 
@@ -166,7 +167,7 @@ class Worker:
             try:
                 if message is not None:
                     conn.send(message)
-                box["reply"] = conn.recv()
+                box["reply"] = wire.unpack(conn.recv_bytes(wire.MAX_BYTES))  # data, never a pickle
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = exc
             finally:
@@ -192,6 +193,10 @@ class Worker:
             return box["reply"], None
         if isinstance(box.get("error"), (EOFError, OSError)):
             return None, self._died(doing)
+        if isinstance(box.get("error"), wire.MalformedReply):
+            self._kill()
+            return None, Problem("crash", f"malformed message from the worker process while {doing}: "
+                                 f"{box['error']}; the run was stopped")
         self._kill()
         raise box["error"]  # pickling our own message failed: a bug of ours, with its traceback
 

@@ -20,7 +20,7 @@ import numpy as np
 from harness.sandbox.protocol import OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec, poison_byte
 from harness.backends.plan import LaunchError, Plan
 from harness.sandbox.launch_py import _BACKEND_MODULES, _LaunchPyProblem, _launch_py_problem, _load_launch  # noqa: F401
-from harness.sandbox import device_stdout
+from harness.sandbox import device_stdout, wire
 from harness.sandbox.plan_host import HostFailure
 
 
@@ -35,6 +35,11 @@ def make_backend(spec: str, sanitize: bool, counters: bool):
         return GpuBackend()
     module, _, attr = spec.partition(":")
     return getattr(importlib.import_module(module), attr)(sanitize=sanitize, counters=counters)
+
+
+def reply(conn, obj) -> None:
+    """To the grader: plain data (harness/sandbox/wire.py), never a pickle."""
+    conn.send_bytes(wire.pack(obj))
 
 
 #: this worker's pipe to the grader (tests that break it on purpose find it here)
@@ -76,13 +81,13 @@ def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
                              sandbox={"required": program.require_sandbox})
         problem = launch_fn.start()
         if problem is not None:
-            conn.send(("problem", problem))
+            reply(conn, ("problem", problem))
             return
     except Exception as exc:
-        conn.send(("problem", Problem("internal", f"the worker could not start: {exc}",
+        reply(conn, ("problem", Problem("internal", f"the worker could not start: {exc}",
                                       detail=traceback.format_exc())))
         return
-    conn.send(("ready", None))
+    reply(conn, ("ready", None))
     while True:
         try:
             kind, spec = conn.recv()
@@ -98,11 +103,11 @@ def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
             wait_background()  # nothing of ours runs beside the learner's plan (stdout capture, the GPU)
         result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
         try:
-            conn.send(result)
+            reply(conn, result)
         except (BrokenPipeError, ConnectionResetError):
             return  # the grader is gone (it killed us, or it died): nobody wants the result
         except Exception as exc:  # an unpicklable finding or counter is our bug, not the learner's
-            conn.send(RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
+            reply(conn, RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
                                                         detail=traceback.format_exc())))
 
 
