@@ -11,11 +11,14 @@ import contextlib
 import dataclasses
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import sys
 import threading
 import time
+from harness.sandbox import wire
 from harness.sandbox.protocol import (POISON_FLOAT_BYTE, POISON_INT_BYTE, ArgValue, Problem, Program,  # noqa: F401
                                       RunResult, RunSpec, poison_byte)
 
@@ -41,6 +44,7 @@ class Worker:
         self._proc = None
         self._conn = None
         self.restarts = 0  # workers started after the first (each death or kill costs one)
+        self._scratch: str | None = None
         self._started = False
 
     def __enter__(self) -> "Worker":
@@ -71,7 +75,10 @@ class Worker:
         # The program (PTX, cubin: easily past a pipe's 64 KiB) goes over our pipe, not in spawn's
         # start-up data: Process.start() writes that data with no deadline while itself holding the
         # pipe's read end, so a child that died before reading all of it blocked start() forever.
-        proc = ctx.Process(target=_worker.main, args=(child, self.memory_bytes),
+        # Every temporary folder of the worker and its children (the plan's, kernel.py's scratch) lies
+        # in this one, which _discard removes however the worker ended (a SIGKILL runs no cleanup).
+        self._scratch = tempfile.mkdtemp(prefix="kata-worker-")
+        proc = ctx.Process(target=_worker.main, args=(child, self.memory_bytes, self._scratch),
                            daemon=True, name="kata-worker")
         try:
             # One spawn at a time per process: _main_module_hidden edits the shared __main__.
@@ -163,7 +170,7 @@ class Worker:
             try:
                 if message is not None:
                     conn.send(message)
-                box["reply"] = conn.recv()
+                box["reply"] = wire.unpack(conn.recv_bytes(wire.MAX_BYTES))  # data, never a pickle
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = exc
             finally:
@@ -189,6 +196,10 @@ class Worker:
             return box["reply"], None
         if isinstance(box.get("error"), (EOFError, OSError)):
             return None, self._died(doing)
+        if isinstance(box.get("error"), wire.MalformedReply):
+            self._kill()
+            return None, Problem("crash", f"malformed message from the worker process while {doing}: "
+                                 f"{box['error']}; the run was stopped")
         self._kill()
         raise box["error"]  # pickling our own message failed: a bug of ours, with its traceback
 
@@ -226,9 +237,12 @@ class Worker:
         self._discard()
 
     def _discard(self) -> None:
-        """Forget the (dead) worker: reap it if it has exited, close our end of its pipe."""
+        """Forget the (dead) worker: reap it if it has exited, close our end of its pipe, remove its
+        temporary files (once it has exited: a live one may still write there)."""
         if self._proc is not None and self._proc.exitcode is not None:
             self._proc.close()
+            if self._scratch:
+                shutil.rmtree(self._scratch, ignore_errors=True)
         self._proc = None
         if self._conn is not None:
             with contextlib.suppress(OSError):

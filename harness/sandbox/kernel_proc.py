@@ -11,12 +11,15 @@ launch facts) per request; the worker loads the PTX as it loads NVRTC's.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import multiprocessing
 import os
 import shutil
 import sysconfig
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any, Union
 
@@ -27,6 +30,10 @@ from harness.frontends.python_source import CompiledKernel, FrontendUnavailable,
 _READY_S = 120.0  # importing Triton or numba, and kernel.py, on a loaded 2-core machine
 _COMPILE_S = 300.0
 MAX_BYTES = 64 << 20  # a reply (PTX and cubin of one specialisation)
+#: the scratch folder's quota, counted (Landlock limits where it writes, not how much): the
+#: compilers' caches of a grade's specialisations take a few dozen small files
+SCRATCH_BYTES, SCRATCH_FILES = 256 << 20, 1000
+_WATCH_S = 0.1
 
 
 class Param(msgspec.Struct, array_like=True):
@@ -117,6 +124,8 @@ class KernelProcess:
             if was is not None:
                 config["daemon"] = was
         child.close()
+        self.over_quota = ""
+        threading.Thread(target=self._watch, daemon=True, name="kata-kernel-scratch").start()
         reply = self._receive(_READY_S, "importing it")
         self.language, self.kernels = reply.language, {k: KernelInfo(v) for k, v in reply.kernels.items()}
         self.sandboxed = not os_sandbox.probe()["missing"]
@@ -125,6 +134,23 @@ class KernelProcess:
         self.conn.send_bytes(_ENC.encode(request))
         c = self._receive(_COMPILE_S, f"compiling {request.name}")
         return CompiledKernel(c.entry, c.ptx, c.cubin, c.threads, c.shared, tuple(c.scratch))
+
+    def _watch(self) -> None:
+        """Stop the process the moment its scratch folder holds more than the quota."""
+        proc = self.proc
+        while proc is not None and proc.is_alive():
+            files, size = 0, 0
+            for root, dirs, names in os.walk(self.scratch):
+                files += len(names) + len(dirs)
+                for n in names:
+                    with contextlib.suppress(OSError):
+                        size += os.lstat(os.path.join(root, n)).st_size
+            if files > SCRATCH_FILES or size > SCRATCH_BYTES:
+                self.over_quota = (f"kernel.py's process wrote {files} files, {size >> 20} MiB into its scratch "
+                                   f"folder (at most {SCRATCH_FILES} files, {SCRATCH_BYTES >> 20} MiB): stopped")
+                proc.kill()
+                return
+            time.sleep(_WATCH_S)
 
     def _receive(self, timeout_s: float, doing: str):
         name = self.path.name
@@ -135,8 +161,8 @@ class KernelProcess:
             reply = _FROM_CHILD.decode(self.conn.recv_bytes(MAX_BYTES))
         except (EOFError, OSError):
             self.close()
-            raise KernelCompileError(f"the process {doing} ended (kernel.py exited, or hit a sandbox limit)",
-                                     name) from None
+            raise KernelCompileError(self.over_quota or f"the process {doing} ended (kernel.py exited, or hit "
+                                     "a sandbox limit)", name) from None
         except msgspec.MsgspecError as exc:
             self.close()
             raise KernelCompileError(f"malformed message from the process {doing}: {exc}", name) from None

@@ -19,7 +19,13 @@ TEXT_LIMIT = 4000  # characters of a problem's message the plan sends
 
 
 class MalformedMessage(Exception):
-    """A message that is not one this protocol allows (a pickle, the wrong fields, too long)."""
+    """A message that is not one this protocol allows (a pickle, the wrong fields, too long).
+    readable: the stream is still in step (a whole message was read and refused), unlike after
+    one too long to read."""
+
+    def __init__(self, reason: str, readable: bool = True):
+        super().__init__(reason)
+        self.readable = readable
 
 
 # -- values that travel -------------------------------------------------------------------------
@@ -182,7 +188,7 @@ def _receive(conn, decoder):
         raw = conn.recv_bytes(MAX_BYTES)
     except OSError as exc:
         if "bad message length" in str(exc):  # longer than MAX_BYTES: refused before it is read
-            raise MalformedMessage(f"a message too large (over {MAX_BYTES >> 10} KiB)") from None
+            raise MalformedMessage(f"a message too large (over {MAX_BYTES >> 10} KiB)", readable=False) from None
         raise
     try:
         return decoder.decode(raw)

@@ -10,6 +10,7 @@ launch (Replay below); a read that returns another value than recorded runs the 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import multiprocessing
 import shutil
 import signal
@@ -124,13 +125,22 @@ class PlanHost:
             try:
                 message = messages.receive_from_plan(self.conn)
             except messages.MalformedMessage as exc:
-                self.close()  # its stream is no longer in step with ours: the plan process ends here
+                if exc.readable:  # refused and remembered: the run fails, at the plan's line if it says
+                    state.malformed = state.malformed or str(exc)
+                    with contextlib.suppress(OSError):
+                        messages.send(self.conn, messages.Refused(f"malformed message: {exc}"))
+                    continue
+                self.close()  # too long to read: the stream is no longer in step, the plan process ends
                 return (), "", malformed(exc)
             except (EOFError, OSError):
                 return (), "", self._died("running the plan")
             if isinstance(message, messages.Done):
                 launches = tuple(LaunchRecord(r.kernel, r.grid, r.block, r.shared, r.line) for r in message.launches)
                 problem = messages.problem_of(message.problem)
+                if state.malformed:
+                    at = problem or Problem("", "")
+                    return launches, message.out, dataclasses.replace(malformed(state.malformed), file="launch.py",
+                                                                      line=at.line, source=at.source)
                 if failure is not None:
                     raise HostFailure(failure, problem)
                 if problem is not None and problem.kind == "host-failed":  # refused, not failed
@@ -261,6 +271,7 @@ class _RunState:
     def __init__(self):
         self.own: set[int] = set()
         self.launches = self.reads = 0
+        self.malformed = ""  # why a message was refused as malformed (the run then fails)
 
     def spend_read(self) -> None:
         if self.reads >= self.launches + READS_FREE:

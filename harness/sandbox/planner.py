@@ -69,7 +69,12 @@ class RemoteBackend:
         entry, block, shared, out = ready
         return entry, tuple(block), shared, [_value(messages.msgspec.convert(a, messages.Arg)) for a in out]
 
-    def _ask(self, message):
+    def _ask(self, *message):
+        if len(message) != 1 or not isinstance(message[0], messages.msgspec.Struct):
+            # the worker would refuse it too (and stop the run): say so at the plan's line
+            raise _HostRefused("not a message of kata's plan protocol: a launch plan talks to kata only "
+                               "through gpu's methods")
+        message = message[0]
         messages.send(self._conn, message)
         reply = messages.receive_from_worker(self._conn)
         if isinstance(reply, messages.Refused):
@@ -96,7 +101,11 @@ class RemoteBackend:
         return self._ask(messages.Read(_desc(buf), int(index)))
 
     def download(self, buf):
-        raise _HostRefused("a launch plan reads back one element at a time (gpu.read), never a buffer")
+        if buf.size != 1:
+            self.read(buf, buf.size - 1)  # the worker checks the view first (one outside its buffer)
+            raise _HostRefused("a launch plan may read back one element at a time (gpu.read), never a "
+                               "whole buffer")
+        return np.array([self.read(buf, 0)], np.dtype(buf.dtype))
 
     def launch(self, name, grid, block, shared, args):
         self._ask(messages.Launch(str(name), tuple(grid), tuple(block), int(shared), [_arg(a) for a in args]))

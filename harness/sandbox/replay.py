@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.backends.base import Buffer
+from harness.sandbox.protocol import Problem
 
 
 class Replay:
@@ -13,7 +14,7 @@ class Replay:
     launch). A host read that returns another value than recorded means the sequence may differ:
     that call runs the plan again (and records anew)."""
 
-    def __init__(self, host: PlanHost, timeout_s: float = 100.0):
+    def __init__(self, host, timeout_s: float = 100.0):  # host: plan_host.PlanHost
         self.host, self.timeout_s = host, timeout_s
         self._records: dict = {}
         self.replays = self.reruns = 0

@@ -20,7 +20,7 @@ import numpy as np
 from harness.sandbox.protocol import OUTPUT_LIMIT, Problem, Program, RunResult, RunSpec, poison_byte
 from harness.backends.plan import LaunchError, Plan
 from harness.sandbox.launch_py import _BACKEND_MODULES, _LaunchPyProblem, _launch_py_problem, _load_launch  # noqa: F401
-from harness.sandbox import device_stdout
+from harness.sandbox import device_stdout, wire
 from harness.sandbox.plan_host import HostFailure
 
 
@@ -37,13 +37,22 @@ def make_backend(spec: str, sanitize: bool, counters: bool, schedule: int = 0):
     return getattr(importlib.import_module(module), attr)(sanitize=sanitize, counters=counters)
 
 
+def reply(conn, obj) -> None:
+    """To the grader: plain data (harness/sandbox/wire.py), never a pickle."""
+    conn.send_bytes(wire.pack(obj))
+
+
 #: this worker's pipe to the grader (tests that break it on purpose find it here)
 GRADER_CONN = None
 
 
-def main(conn, memory_bytes: int | None) -> None:
+def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
     global GRADER_CONN
     GRADER_CONN = conn
+    if scratch:  # the grader's folder for this worker: it removes it whatever happens here
+        import tempfile
+
+        tempfile.tempdir = scratch
     # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -72,13 +81,13 @@ def main(conn, memory_bytes: int | None) -> None:
                              sandbox={"required": program.require_sandbox})
         problem = launch_fn.start()
         if problem is not None:
-            conn.send(("problem", problem))
+            reply(conn, ("problem", problem))
             return
     except Exception as exc:
-        conn.send(("problem", Problem("internal", f"the worker could not start: {exc}",
+        reply(conn, ("problem", Problem("internal", f"the worker could not start: {exc}",
                                       detail=traceback.format_exc())))
         return
-    conn.send(("ready", None))
+    reply(conn, ("ready", None))
     while True:
         try:
             kind, spec = conn.recv()
@@ -94,11 +103,11 @@ def main(conn, memory_bytes: int | None) -> None:
             wait_background()  # nothing of ours runs beside the learner's plan (stdout capture, the GPU)
         result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
         try:
-            conn.send(result)
+            reply(conn, result)
         except (BrokenPipeError, ConnectionResetError):
             return  # the grader is gone (it killed us, or it died): nobody wants the result
         except Exception as exc:  # an unpicklable finding or counter is our bug, not the learner's
-            conn.send(RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
+            reply(conn, RunResult({}, (), problem=Problem("internal", f"result not transferable: {exc}",
                                                         detail=traceback.format_exc())))
 
 

@@ -5,7 +5,7 @@
 set -uo pipefail
 out=${JOBOUT:?set JOBOUT}
 mkdir -p "$out"
-source bench/device_env.sh
+source lab/device_env.sh
 export KATA_HOME=$(mktemp -d)/kata-home PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv >"$out/nvidia-smi.txt" 2>&1
 python3 -c "from harness.sandbox import os_sandbox; print(os_sandbox.probe())" >"$out/probe.txt" 2>&1
