@@ -130,6 +130,21 @@ def _killer(db, every: float, stop: threading.Event, kills: list) -> None:
                 pass
 
 
+def _progress(db, out: Path, started: float) -> None:
+    from sqlalchemy import select
+
+    from grader.server.models import Submission
+
+    with db.session() as s:
+        rows = list(s.scalars(select(Submission)))
+    done = [r for r in rows if r.state in ("done", "error")]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    (out.parent / (out.stem + ".progress.json")).write_text(json.dumps({
+        "elapsed_s": round(time.time() - started, 1), "uploads": len(rows), "graded": len(done),
+        "verdicts": sorted((r.outcome or {}).get("verdict", "") for r in done),
+        "grade_s": [(r.outcome or {}).get("grade_s") for r in done]}) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=50)
@@ -144,6 +159,8 @@ def main() -> None:
     parser.add_argument("--grade-function", help="a stand-in grader (module:function), to try the script itself")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    # `timeout` (a device's time limit) sends SIGTERM: stop the server and its grading processes too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
 
     from grader import catalog
     from grader.server import assignments
@@ -195,8 +212,10 @@ def main() -> None:
             killer.start()
         for c in clients:
             c.start()
-        for c in clients:
-            c.join()
+        while any(c.is_alive() for c in clients):
+            time.sleep(2.0)
+            if args.out:  # a run cut short (a device's time limit) still leaves its count
+                _progress(db, args.out, started)
         wall = time.time() - started
         stop.set()
     finally:

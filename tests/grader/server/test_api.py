@@ -174,3 +174,31 @@ def test_the_interviewers_hidden_cases_are_checked_like_kata_toml(db):
         make_assignment(db, hidden_cases={"vector-add": [{"m": 3}]})
     with pytest.raises(UsageError, match="not in this assignment"):
         make_assignment(db, hidden_cases={"reduce": [{"n": 3}]})
+
+
+def test_every_request_counts_against_the_tokens_limit(db):
+    running = start_server(db, limits=Limits(requests_per_minute=3), pool=False)
+    try:
+        _, [(_, token)] = make_assignment(db)
+        client, _ = _join(running, token)
+        assert [client.get("/status").status_code for _ in range(3)] == [200, 200, 429]
+    finally:
+        running.stop()
+
+
+def test_a_cohort_assignment_closes_for_everyone_at_its_due_time(db, served):
+    _, [(_, early), (_, late)] = make_assignment(db, names=("ada", "bob"), minutes=60, due_at=time.time() + 5)
+    _, joined = _join(served, early)
+    assert joined["deadline"] <= time.time() + 5  # the due time, not join + 60 min
+    time.sleep(max(0.0, joined["deadline"] - time.time()) + 0.2)
+    assert "closed before you joined" in _error(served.client(late).post("/join", json={}), 403)
+
+
+def test_a_report_link_expires():
+    from grader.server import tokens
+
+    key = b"k" * 32
+    signature = tokens.sign(key, "c1", 1000)
+    assert tokens.check_signature(key, "c1", 1000, signature, now=999)
+    assert not tokens.check_signature(key, "c1", 1000, signature, now=1001)
+    assert not tokens.check_signature(key, "c2", 1000, signature, now=999)
