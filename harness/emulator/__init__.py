@@ -116,14 +116,14 @@ class Emulator:
                 globals_at[v.name] = addr
         return LoadedModule(module, globals_at)
 
-    def _observers(self) -> tuple[Observer | None, object | None]:
+    def _observers(self, code=None) -> tuple[Observer | None, object | None]:
         obs: list[Observer] = []
         counters = None
         if self.sanitize:
             try:
                 from .async_check import AsyncCopyCheck
                 from .sanitizer import Sanitizer
-                obs.extend([Sanitizer(init=self.init, mem=self.mem), AsyncCopyCheck()])
+                obs.extend([Sanitizer(init=self.init, mem=self.mem, code=code), AsyncCopyCheck()])
             except ImportError:
                 pass
         if self.counters:
@@ -144,7 +144,7 @@ class Emulator:
         from .engine import Engine
 
         kernel = mod.kernel(name)
-        observer, counters = self._observers()
+        observer, counters = self._observers(mod.module.code)
         sched = None
         if self.schedule:
             from .schedule import Schedule
