@@ -11,10 +11,14 @@ __syncthreads() of that block came between (or, for lanes of one warp, a __syncw
 blocks, when the writer ran a fence after its write and the reader's block then ran an atomic, a
 fence or a volatile load (the pattern of the CUDA sample threadFenceReduction: write, fence,
 atomic ticket). Reads are not recorded (only loads of written bytes are checked), so a write
-after another block's read is not reported. Atomics never race with atomics; stores of the bytes
-already there, and several lanes of one store writing the same value, are legal. Several threads
-that each read a word and then store it back in one instruction (`x[i] += v` in lockstep) are a
-lost update even when their values agree.
+after another block's read is not reported. An unordered read of another thread's plain write is
+reported when those bytes held garbage before the launch (the initcheck's unwritten marks: a
+poisoned output, an empty buffer): an early reader gets the garbage. Over a defined value it sees
+the old value or the new one, which some kernels accept on purpose (a BFS's labels), so it is left
+alone; reads of words other threads update atomically are always reported (a total read while
+others still add). Atomics never race with atomics; stores of the bytes already there, and several
+lanes of one store writing the same value, are legal, unless that value is computed from a global
+load (`x[i] += v` in lockstep, found by reading the registers backwards): a lost update.
 """
 from __future__ import annotations
 
