@@ -116,7 +116,7 @@ class Emulator:
                 globals_at[v.name] = addr
         return LoadedModule(module, globals_at)
 
-    def _observers(self) -> tuple[Observer | None, object | None]:
+    def _observers(self, code=None) -> tuple[Observer | None, object | None]:
         obs: list[Observer] = []
         counters = None
         if self.sanitize:
@@ -124,7 +124,7 @@ class Emulator:
                 from .async_check import AsyncCopyCheck
                 from .sanitizer import Sanitizer
                 from .hopper_check import HopperCheck
-                obs.extend([Sanitizer(init=self.init, mem=self.mem), AsyncCopyCheck(), HopperCheck()])
+                obs.extend([Sanitizer(init=self.init, mem=self.mem, code=code), AsyncCopyCheck(), HopperCheck()])
             except ImportError:
                 pass
         if self.counters:
@@ -145,7 +145,7 @@ class Emulator:
         from .engine import Engine
 
         kernel = mod.kernel(name)
-        observer, counters = self._observers()
+        observer, counters = self._observers(mod.module.code)
         sched = None
         if self.schedule:
             from .schedule import Schedule

@@ -11,10 +11,14 @@ __syncthreads() of that block came between (or, for lanes of one warp, a __syncw
 blocks, when the writer ran a fence after its write and the reader's block then ran an atomic, a
 fence or a volatile load (the pattern of the CUDA sample threadFenceReduction: write, fence,
 atomic ticket). Reads are not recorded (only loads of written bytes are checked), so a write
-after another block's read is not reported. Atomics never race with atomics; stores of the bytes
-already there, and several lanes of one store writing the same value, are legal. Several threads
-that each read a word and then store it back in one instruction (`x[i] += v` in lockstep) are a
-lost update even when their values agree.
+after another block's read is not reported. An unordered read of another thread's plain write is
+reported when those bytes held garbage before the launch (the initcheck's unwritten marks: a
+poisoned output, an empty buffer): an early reader gets the garbage. Over a defined value it sees
+the old value or the new one, which some kernels accept on purpose (a BFS's labels), so it is left
+alone; reads of words other threads update atomically are always reported (a total read while
+others still add). Atomics never race with atomics; stores of the bytes already there, and several
+lanes of one store writing the same value, are legal, unless that value is computed from a global
+load (`x[i] += v` in lockstep, found by reading the registers backwards): a lost update.
 """
 from __future__ import annotations
 
@@ -31,8 +35,10 @@ class GlobalRaces:
     other = (block, tid, line, atomic) of the earlier one, why = global | same-instruction |
     lost-update."""
 
-    def __init__(self, mem, report) -> None:
+    def __init__(self, mem, report, code=None) -> None:
         self.mem, self.report = mem, report
+        self.code = code  # the module's instructions: whether a stored value came from a load (_derived)
+        self._derived_cache: dict[int, bool] = {}
         self.start(1, 1)
 
     def start(self, nblocks: int, threads: int) -> None:
@@ -92,7 +98,7 @@ class GlobalRaces:
         n = (hi - lo) // g
         fresh = {"block": np.full(n, -1, np.int64), "tid": np.zeros(n, np.int32), "line": np.zeros(n, np.int32),
                  "time": np.zeros(n, np.int64), "epoch": np.zeros(n, np.int64), "wsync": np.zeros(n, np.int64),
-                 "atomic": np.zeros(n, bool)}
+                 "atomic": np.zeros(n, bool), "fresh": np.zeros(n, bool)}
         if self.cols:
             at = (self.lo - lo) // g
             for k, col in self.cols.items():
@@ -122,7 +128,9 @@ class GlobalRaces:
         return w[keep], inside[keep]
 
     # ---- accesses ---------------------------------------------------------------------------
-    def access(self, inst, op, blocks, tids, addrs, size, values, slots, epochs, wsyncs) -> None:
+    def access(self, inst, op, blocks, tids, addrs, size, values, slots, epochs, wsyncs, fresh=None) -> None:
+        """fresh: per lane of a store or atomic, whether its bytes held garbage before it (the
+        initcheck's unwritten marks), or None when nothing is marked."""
         blocks = np.asarray(blocks, np.int64)
         tids = np.asarray(tids, np.int64)
         off = np.asarray(addrs, np.uint64).astype(np.int64) - GLOBAL_BASE
@@ -144,6 +152,7 @@ class GlobalRaces:
             keep = self._changing(off, size, values)
             if keep is not None:
                 blocks, tids, off, slots, epochs, wsyncs = (v[keep] for v in (blocks, tids, off, slots, epochs, wsyncs))
+                fresh = None if fresh is None else fresh[keep]
                 values = None if values is None else [v if np.ndim(v) == 0 else np.asarray(v)[keep] for v in values]
                 if off.size == 0:
                     return
@@ -156,6 +165,8 @@ class GlobalRaces:
         c["line"][w] = -1 if inst.line is None else int(inst.line)
         c["time"][w], c["epoch"][w], c["wsync"][w] = self.clock, epochs[lanes], wsyncs[lanes]
         c["atomic"][w] = op != "st"
+        # garbage before this launch's first write stays garbage for a reader that comes too early
+        c["fresh"][w] = c["fresh"][w] | (False if fresh is None else fresh[lanes])
 
     def _remember_loads(self, slots, tids, off) -> None:
         """Per thread, the last global word it loaded: a store of that word by several threads
@@ -205,7 +216,7 @@ class GlobalRaces:
                 a = a[order]
                 differ |= a[dup] != a[dup + 1]
         rmw = np.zeros(dup.size, bool)
-        for k in range(min(dup.size, 64)):
+        for k in range(min(dup.size, 64) if self._derived(inst) else 0):
             i, j = order[dup[k]], order[dup[k] + 1]
             rmw[k] = (self._loaded(slots[i], tids[i]) == off[i] // 4 + 1) and \
                      (self._loaded(slots[j], tids[j]) == off[j] // 4 + 1)
@@ -217,6 +228,34 @@ class GlobalRaces:
             why = "lost-update" if rmw[k] else "same-instruction"
             self.report("race-waw", inst, (int(blocks[i]), int(tids[i]), int(off[i])),
                         (int(blocks[j]), int(tids[j]), line, False), why, int(hit.size))
+
+    def _derived(self, inst) -> bool:
+        """Whether the value a store writes is computed from a global load (x[i] = x[i] + v), read
+        backwards through the instructions before it that define its registers: lanes storing one
+        such value to one word lost each other's updates; a constant (a BFS's label) is a broadcast."""
+        got = self._derived_cache.get(inst.pc)
+        if got is not None:
+            return got
+        got = self.code is None  # without the code, assume the worst
+        if not got:
+            need = {o.name for o in _regs(inst.ops[1:])}
+            for p in range(inst.pc - 1, max(-1, inst.pc - 48), -1):
+                i = self.code[p]
+                if i.func != inst.func:
+                    break
+                if not i.ops or i.op in ("st", "bra", "bar", "red"):
+                    continue
+                dest = i.ops[0]
+                names = {o.name for o in _regs((dest,))}
+                if not names & need:
+                    continue
+                if i.op in ("ld", "ldu", "atom") and not any(m in i.mods for m in ("param", "shared", "local", "const")):
+                    got = True
+                    break
+                need -= names
+                need |= {o.name for o in _regs(i.ops[1:])}
+        self._derived_cache[inst.pc] = got
+        return got
 
     def _loaded(self, slot, tid) -> int:
         k = int(slot) * self.threads + int(tid)
@@ -231,6 +270,10 @@ class GlobalRaces:
         live = wb >= 0
         if plain_only:
             live &= ~c["atomic"][w]
+        elif kind == "race-raw":
+            # a plain write over a defined value: an early reader sees the old value or the new one,
+            # which a kernel may accept (a BFS's labels); over garbage it may see the garbage
+            live &= c["atomic"][w] | c["fresh"][w]
         rb, rt = blocks[lanes], tids[lanes]
         live &= (wb != rb) | (c["tid"][w] != rt)
         if not live.any():
@@ -262,3 +305,12 @@ class GlobalRaces:
         self.report(kind, inst, (int(rb[pick]), int(rt[pick]), int(off[lanes[pick]])),
                     (int(wb[pick]), int(c["tid"][x]), int(c["line"][x]), bool(c["atomic"][x])),
                     "global", int(bad.size))
+
+
+def _regs(ops):
+    """The register operands among ops, vectors opened."""
+    for o in ops:
+        if o.kind == "reg":
+            yield o
+        elif o.kind == "vec":
+            yield from (x for x in o.items if x.kind == "reg")

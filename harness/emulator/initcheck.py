@@ -35,6 +35,23 @@ class GlobalInit:
             if start < ptr + nbytes and ptr < start + shadow.size:
                 del self.ranges[start]
 
+    def unwritten(self, addrs, size: int):
+        """Per lane, whether any of its bytes is still marked never written (None: none tracked)."""
+        if not self.ranges:
+            return None
+        a = np.asarray(addrs, np.uint64)
+        out = np.zeros(a.size, bool)
+        lo, hi = int(a.min()), int(a.max()) + int(size)
+        for start, shadow in self.ranges.items():
+            end = start + shadow.size
+            if hi <= start or lo >= end:
+                continue
+            lanes = np.flatnonzero((a >= np.uint64(start)) & (a < np.uint64(end)))
+            idx = np.minimum((a[lanes] - np.uint64(start)).astype(np.int64)[:, None] + np.arange(int(size)),
+                             shadow.size - 1)
+            out[lanes] = shadow[idx].any(axis=1)
+        return out
+
     def access(self, sanitizer, inst, op, blocks, tids, addrs, size) -> None:
         """One global access of an issued group: loads and atomics of never-written bytes are
         reported through the sanitizer; stores and atomics mark their bytes written."""

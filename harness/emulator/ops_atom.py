@@ -10,6 +10,7 @@ are replayed lane by lane in rounds, since each step depends on the last.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -177,14 +178,21 @@ def arrive(eng, inst, view, idx, vals, step, ufunc, cas_cmp, dest):
 
 
 def _value_read(eng, inst, dest) -> bool:
-    """Whether another instruction of the atomic's function reads its destination register (NVRTC
-    keeps a destination on some atomics whose old value nothing uses)."""
+    """Whether another instruction of the atomic's function names its destination register (NVRTC
+    keeps a destination on some atomics whose old value nothing uses). One count of the register
+    names of each function per launch, shared by its atomics."""
     name = (getattr(dest, "name", None) or "").rpartition("::")[2]  # names are qualified by function
     fn = eng.module.functions.get(inst.func)
     if not name or fn is None:
         return True
-    pattern = re.compile(rf"{re.escape(name)}(?![\w$])")
-    return any(i is not inst and pattern.search(i.text or "") for i in eng.code[fn.start:fn.end])
+    counts = eng.__dict__.setdefault("_register_mentions", {})
+    mentions = counts.get(inst.func)
+    if mentions is None:
+        mentions = counts[inst.func] = Counter(r for i in eng.code[fn.start:fn.end] for r in _REG.findall(i.text or ""))
+    return mentions[name] > 1  # the atomic itself names it once
+
+
+_REG = re.compile(r"%[\w$]+")
 
 
 def _n(sel):

@@ -36,12 +36,12 @@ from .shared_shadow import _MAX_SHARED, _WORD, _lane_loop, _Record, _same_value_
 class Sanitizer(Reports, Observer):
     """Reports race-raw, race-war, race-waw and uninitialized-read on shared memory."""
 
-    def __init__(self, jit: bool = True, init=None, mem=None) -> None:
+    def __init__(self, jit: bool = True, init=None, mem=None, code=None) -> None:
         self.jit = jit  # use the numba kernel when numba is installed (tests compare both paths)
         self.init = init  # initcheck.GlobalInit of the emulator: global bytes never written, or None
         self._found: dict[tuple[str, str | None, int | None], list] = {}
         # global-memory races within a launch (global_shadow.py); needs the memory for same-value stores
-        self.races = GlobalRaces(mem, self._global_race) if mem is not None else None
+        self.races = GlobalRaces(mem, self._global_race, code) if mem is not None else None
         self._kernel = ""
         self.on_kernel_start("", (1, 1, 1), (1, 1, 1), 0)
 
@@ -188,12 +188,19 @@ class Sanitizer(Reports, Observer):
         if len(tids) == 0:
             return
         if space == "global":
-            if self.init is not None:
+            # a load's unwritten bytes are reported before its races (the garbage came first); a
+            # store's race record keeps whether its bytes held garbage, so it goes before the
+            # initcheck marks them written
+            if self.init is not None and op == "ld":
                 self.init.access(self, inst, op, blocks, tids, addrs, size)
             if self.races is not None:
                 s = self._slots(blocks)
                 t = np.asarray(tids, np.int64)
-                self.races.access(inst, op, blocks, t, addrs, size, values, s, self._epoch[s], self._wsync(s, t))
+                fresh = self.init.unwritten(addrs, size) if self.init is not None and op != "ld" else None
+                self.races.access(inst, op, blocks, t, addrs, size, values, s, self._epoch[s], self._wsync(s, t),
+                                  fresh)
+            if self.init is not None and op != "ld":
+                self.init.access(self, inst, op, blocks, tids, addrs, size)
             return
         if space != "shared":
             return

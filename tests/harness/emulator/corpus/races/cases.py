@@ -42,7 +42,7 @@ def histogram(dev, rng, kernel):
 
 
 @case("races_global.cu", "first_max_plain", "first_max_atomic", "global-race",
-      Expect("race-waw", "argmax-plain", "argmax-plain", None, ("atomic",)), extra=("any_negative",))
+      Expect("race-waw", "argmax-plain", "argmax-plain", None, ("atomic",)), extra=("any_negative", "bfs_label"))
 def first_max(dev, rng, kernel):
     n = 700
     x = rng.integers(0, 5, n).astype(F32)  # many ties for the maximum
@@ -53,6 +53,12 @@ def first_max(dev, rng, kernel):
     flag = dev.zeros(1, I32)  # and many threads storing one value: legal, no finding
     dev.launch("any_negative", 3, 256, [dev.upload(x - 2), flag, I32(n)])
     assert int(dev.read(flag, I32, 1)[0]) == 1
+    # a BFS level from vertex 0 of a star with repeated edges: many threads label one vertex
+    m = 600
+    src, dst = np.zeros(m, I32), (1 + np.arange(m) % 7).astype(I32)
+    dist = dev.upload(np.array([0] + [-1] * 7, I32))
+    dev.launch("bfs_label", 3, 256, [dev.upload(src), dev.upload(dst), dist, I32(m), I32(0)])
+    assert (dev.read(dist, I32, 8) == [0] + [1] * 7).all(), "BFS labels"
 
 
 @case("races_global.cu", "smooth_staged_nosync", "smooth_staged_sync", "global-race",

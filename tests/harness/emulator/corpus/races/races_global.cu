@@ -190,3 +190,10 @@ extern "C" __global__ void gather_through(const float* x, const int* p, float* o
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = x[p[i]];
 }
+
+// One BFS level: every edge from the frontier labels its unreached target. Many threads may store
+// the same label to one vertex (a check, then a constant, not a sum): legal, and no finding.
+extern "C" __global__ void bfs_label(const int* src, const int* dst, int* dist, int m, int level) {
+    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < m && dist[src[e]] == level && dist[dst[e]] == -1) dist[dst[e]] = level + 1;
+}
