@@ -4,7 +4,7 @@
 # performance stage's phases (lab/first_gpu_grade.py). Results under $JOBOUT.
 #   run 1: bash lab/device_firsthour.sh                      (about 170 s; reached 4 of its 7 katas)
 #   run 2: KATAS="transpose scan" BUDGET=35 LIMIT=80 bash lab/device_firsthour.sh   (about 65 s)
-OUT=${JOBOUT:-${OUT:-/tmp/firsthour-out}}
+OUT=${JOBOUT:-${OUT:-firsthour-out}}
 KATAS=${KATAS:-reduce layernorm qgemv paged-attention transpose scan softmax}
 mkdir -p "$OUT"
 . lab/device_env.sh  # wheels from .whl/, kata from the working tree
