@@ -55,8 +55,12 @@ def _submit_and_render(session_id: str | None, backend: str) -> None:
 
     require_sandbox()
 
-    report = sessions.submit(session_id, backend=backend,
-                             progress=lambda kata: click.echo(f"grading {kata} on the hidden tests"))
+    from grader.grading import stage_progress
+    from grader.terminal import StatusLine
+
+    with StatusLine() as status, stage_progress.listening(status.update):
+        report = sessions.submit(session_id, backend=backend,
+                                 progress=lambda kata: click.echo(f"grading {kata} on the hidden tests"))
     render_terminal(report, _console())
     from grader.practice.store import Store
 
@@ -149,8 +153,11 @@ def grade(kata: str | None, backend: str) -> None:
             raise UsageError(f"interview {session.id} is over",
                              hint="`kata interview status` shows where its report is")
         kata = sessions.kata_for(store, session, kata)
-    result = sessions.grade_public(session, kata, backend)
-    from grader.grading import report as report_view
+    from grader.grading import report as report_view, stage_progress
+    from grader.terminal import StatusLine
+
+    with StatusLine() as status, stage_progress.listening(status.update):
+        result = sessions.grade_public(session, kata, backend)
 
     # The pipeline's own rendering, so an interview grade reads the same as `kata grade`.
     report_view.render(result.report, _console(),

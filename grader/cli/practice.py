@@ -134,6 +134,7 @@ def reset(kata_id: str, yes: bool) -> None:
 
     kata = catalog.load(kata_id)
     with Store() as store:
+        store.check_writable()  # a read-only history: exit 3 before the stub replaces anything
         workspace = store.latest_workspace(kata_id)
         folder = Path(workspace.path) if workspace else None
         if folder is not None and folder.is_dir():

@@ -88,7 +88,7 @@ def _source(report: GradeReport, case) -> list[SourceLine]:
             row = by_line[int(line)]
             row.share, row.what = (row.share or 0.0) + float(share), what
     memory = report.memory.report if report.memory is not None else None
-    for c in getattr(memory, "lines", ()) or ():
+    for c in getattr(memory, "per_line", ()) or ():
         row = by_line.get(c.line)
         if row is None or Path(c.file).name != name:
             continue

@@ -41,7 +41,7 @@ class MemoryReport:
     branch_efficiency: float  # active lanes / (32 x warp instructions)
     atomics: int  # global atomic warp requests
     hotspots: tuple[str, ...]  # "kernel.cu:12: 8.0 sectors per load request, ideal 4.0" (worst first)
-    lines: tuple[LineCounters, ...] = ()  # every counted source line, in line order
+    per_line: tuple[LineCounters, ...] = ()  # every counted source line, in line order
 
     def lines(self) -> list[str]:
         out = [f"{self.label}",
@@ -107,7 +107,7 @@ def memory_report(counters, case: dict, cost: dict, max_hotspots: int = 3) -> Me
         bank_conflict_degree=_ratio(g(totals, "shared_wavefronts"), g(totals, "shared_ideal_wavefronts")) or 1.0,
         branch_efficiency=_ratio(g(totals, "active_lanes"), 32 * g(totals, "instructions")),
         atomics=g(totals, "global_atomic_requests"), hotspots=tuple(s for _, s in spots[:max_hotspots]),
-        lines=per_line)
+        per_line=per_line)
 
 
 def _line_counters(file, line: int, d: dict) -> LineCounters:

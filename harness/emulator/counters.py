@@ -122,16 +122,19 @@ class Counters(Observer):
     def _global_request(self, inst, op, blocks, tids, addrs, size) -> tuple[int, int, int]:
         """(requests, sectors, ideal sectors) of one global load or store instruction.
 
-        A vector access the compiler split into scalars (Triton's masked `tl.load` of 4 floats a
+        A vector load the compiler split into scalars (Triton's masked `tl.load` of 4 floats a
         lane: ld.global.b32 at +0, +4, +8, +12 from one address, on one source line, a few
         instructions apart) is counted as the vector it is: the sectors and ideal of the whole span, spread over
         its requests. Counted one by one, a lane stride of 16 bytes made each request touch 16
-        sectors against an ideal of 4, and a coalesced kernel read as uncoalesced (issue 28)."""
+        sectors against an ideal of 4, and a coalesced kernel read as uncoalesced (issue 28). The
+        later pieces find their sectors in L1, so each sector comes from L2 once. Stores are
+        counted one by one: L1 does not keep them, and each split store sends its partial sectors
+        to L2, which is the cost the count shows."""
         base = np.asarray(addrs)
         base = base.view(np.int64) if base.dtype == np.uint64 else base.astype(np.int64)
         # the engine may interleave groups of warps at the same code: each group's own last request
         key = (op, inst.file, inst.line, size, int(blocks[0]), int(tids[0]))
-        prev = self._spans.get(key)
+        prev = self._spans.get(key) if op == "ld" else None  # stores: below
         if (prev is not None and 0 < inst.pc - prev[0] <= SPLIT_GAP and prev[4] + size <= VECTOR_BYTES
                 and self._continues(prev, blocks, tids, base)):
             # counted over the first piece's lanes: a lane the tail mask turned off for a later

@@ -67,6 +67,14 @@ def test_a_gpu_report_sets_the_measurement_beside_the_estimate_and_notes_a_far_o
     far = replace(r, estimate=replace(est, cases=(replace(ce, seconds=0.05e-3),)))
     assert "= 6.00x the estimate  (far from the estimate" in text(far)
     assert json.loads(report.to_json(r))["estimate"]["cases"][0]["bound"] == "DRAM 98% busy"
+    # the page of `kata grade --html`: the measurement on the roofline beside the estimate
+    from grader.grading import report_html
+
+    points = report_html.page(r)["roofline"]["points"]
+    assert [(p.kind, p.label) for _, _, p in points] == [("estimate", "estimate 0.250 ms"),
+                                                         ("measured", "measured 0.300 ms")]
+    assert points[1][1] > points[0][1]  # slower: drawn lower (SVG y grows downwards)
+    assert "measured 0.300 ms" in report_html.render(r)
 
 
 def test_the_estimate_beside_a_gpu_timing_never_fails_the_grade():

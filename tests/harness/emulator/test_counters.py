@@ -259,3 +259,18 @@ def test_a_split_vector_whose_tail_mask_drops_lanes_is_still_one_vector():
                     np.asarray(BASE + 16 * live + 4 * k, np.uint64), 4)
     t = c.per_line[9]
     assert t.sectors_per_load_request == 4.0 and t.global_load_ideal_sectors == 128
+
+
+def test_a_split_vector_store_still_counts_each_pieces_sectors():
+    """Stores are not kept in L1: each scalar piece sends its partial sectors to L2."""
+    from _inst import Inst
+
+    c = _ctr()
+    tids = np.arange(256)
+    blocks = np.zeros(256, np.int64)
+    for k, pc in enumerate((100, 102, 104, 106)):
+        inst = Inst("st.global.b32", pc, "kernel.cu", 9)
+        c.on_issue(inst, blocks, tids)
+        c.on_memory(inst, "global", "st", blocks, tids, np.asarray(BASE + 16 * tids + 4 * k, np.uint64), 4)
+    t = c.per_line[9]
+    assert t.global_store_sectors == 4 * 128 and t.global_store_ideal_sectors == 128

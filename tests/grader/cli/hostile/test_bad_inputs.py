@@ -61,7 +61,7 @@ def test_every_kata_checks_its_case_keys_and_ranges(kata, tmp_path, kata_id):
 
 
 FILES = [
-    ("kernel-empty", "", None, 1, ["kernel.cu is empty", "kata start reduce --force"]),
+    ("kernel-empty", "", None, 1, ["kernel.cu is empty", "--force` for a fresh stub in this folder"]),
     ("kernel-binary", "\0\0\0", None, 1, ["not a text file"]),
     ("launch-syntax", None, "def launch(gpu, x, out, n)\n    pass\n", 1, ["launch.py:1", "syntax error"]),
     ("launch-no-function", None, "x = 1\n", 1, ["defines no launch(gpu"]),
