@@ -92,7 +92,8 @@ class GpuDevice:
         u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # the bindings take their own integer types
         err, tm = cu.cuTensorMapEncodeTiled(
             dt, u32(len(dims)), self.backend.pointer(buf), [u64(int(d)) for d in dims],
-            [u64(int(s)) for s in strides], [u32(int(b)) for b in box], [u32(1)] * len(dims),
+            [u64(int(s)) for s in (list(strides) or [16])],  # rank 1: one unread stride, never an empty array
+            [u32(int(b)) for b in box], [u32(1)] * len(dims),
             cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
             cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
