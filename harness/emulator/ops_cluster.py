@@ -131,7 +131,6 @@ def mapa(eng, inst):
 
     def run(sel):
         rank = np.broadcast_to(np.asarray(r(sel)).astype(np.int64), np.shape(eng.lane_block[sel]))
-        own = rank_of(eng, eng.lane_block[sel])
         if (rank >= eng.cs).any():
             raise UnsupportedPTX(f"mapa to block rank {int(rank.max())} in a cluster of {eng.cs}", inst.file, inst.line)
         addr = np.asarray(a(sel)).astype(np.uint64)
@@ -334,4 +333,4 @@ for _op in ("ld", "st", "atom", "red"):
     if _op in _ops.BUILDERS:
         _ops.BUILDERS[_op] = _as_shared(_ops.BUILDERS[_op])
 
-__all__ = ["resolve", "mapa", "barrier", "setmaxnreg", "special", "cluster_order", "free_groups"]
+__all__ = ["barrier", "cluster_order", "free_groups", "mapa", "resolve", "setmaxnreg", "special"]
