@@ -6,10 +6,10 @@
 #   2. at the same time, `kata dev check --backend gpu` of flash-prefill and gelu-linear, then `kata bench` of both
 #      (lab/gpu_katas.sh: the solution against its library baseline).
 # Results under $JOBOUT (or $OUT).
-OUT=${JOBOUT:-${OUT:-/tmp/hopper-out}}
+OUT=${JOBOUT:-${OUT:-$(mktemp -d)}}
 mkdir -p "$OUT"
 . lab/device_env.sh  # wheels from .whl/, kata from the working tree
-export KATA_HOME=/tmp/kh-hopper
+export KATA_HOME=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1 || true
 ( timeout 200 python3 lab/tc_zoo_gpu.py --hopper > "$OUT/hopper_zoo.txt" 2>&1
   echo "exit $?" >> "$OUT/hopper_zoo.txt"
