@@ -151,6 +151,8 @@ def bulk(eng, inst):
     reduce = mods[0] == "reduce"
     tensor = "tensor" in mods
     to_shared = _dst_space(mods) == "shared"
+    if sum(m.startswith("shared") for m in mods) > 1:  # shared::cta -> shared::cluster (another block)
+        raise UnsupportedPTX(inst.opcode + " (bulk copies between shared memories)", inst.file, inst.line)
     if to_shared and reduce:
         raise UnsupportedPTX(inst.opcode + " (a reduction into shared memory)", inst.file, inst.line)
     if tensor:
