@@ -77,6 +77,8 @@ class GpuDevice:
 
     def launch(self, kernel, grid, block, args, shared=0):
         dim = lambda v: tuple((tuple(v) if isinstance(v, (tuple, list)) else (int(v),)) + (1, 1))[:3]
+        # a tensor map by value (a __grid_constant__ CUtensorMap): a 128-byte scalar CuPy passes as is
+        args = [np.frombuffer(a, np.dtype([("words", "<u8", (16,))]))[0] if isinstance(a, bytes) else a for a in args]
         self.backend.launch(kernel, dim(grid), dim(block), shared, list(args))
         self.backend.synchronize()
 
