@@ -77,6 +77,8 @@ class GpuDevice:
 
     def launch(self, kernel, grid, block, args, shared=0):
         dim = lambda v: tuple((tuple(v) if isinstance(v, (tuple, list)) else (int(v),)) + (1, 1))[:3]
+        # a tensor map by value (a __grid_constant__ CUtensorMap): a 128-byte scalar CuPy passes as is
+        args = [np.frombuffer(a, np.dtype([("words", "<u8", (16,))]))[0] if isinstance(a, bytes) else a for a in args]
         self.backend.launch(kernel, dim(grid), dim(block), shared, list(args))
         self.backend.synchronize()
 
@@ -92,7 +94,8 @@ class GpuDevice:
         u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # the bindings take their own integer types
         err, tm = cu.cuTensorMapEncodeTiled(
             dt, u32(len(dims)), self.backend.pointer(buf), [u64(int(d)) for d in dims],
-            [u64(int(s)) for s in strides], [u32(int(b)) for b in box], [u32(1)] * len(dims),
+            [u64(int(s)) for s in (list(strides) or [16])],  # rank 1: one unread stride, never an empty array
+            [u32(int(b)) for b in box], [u32(1)] * len(dims),
             cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
             cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)

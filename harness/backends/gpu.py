@@ -228,7 +228,8 @@ class GpuBackend(Backend):
         u32, u64 = cu.cuuint32_t, cu.cuuint64_t  # the bindings take their own integer types
         err, tm = cu.cuTensorMapEncodeTiled(
             getattr(cu.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + kind), u32(rank), self.pointer(buf),
-            [u64(v) for v in fields["global_dim"]], [u64(v) for v in fields["global_strides"]],
+            [u64(v) for v in fields["global_dim"]],
+            [u64(v) for v in (list(fields["global_strides"]) or [16])],  # rank 1: an unread stride, not []
             [u32(v) for v in fields["box_dim"]], [u32(v) for v in (fields["element_strides"] or [1] * rank)],
             cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             getattr(cu.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_" + fields["swizzle"].upper()),

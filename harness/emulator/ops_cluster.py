@@ -7,8 +7,9 @@ a kernel without them runs in clusters of one block, as on a GPU launched withou
 blocks of a cluster are resident together: they start together in consecutive slots and their
 slots take the next cluster only when all of them finished (lanes.py calls cluster_order and
 free_groups). A shared::cluster address names its block's rank in bits 24 and up (rank + 1; 0 is
-the executing block), which is what `mapa.shared::cluster` returns; `mapa.u64` (generic) to
-another rank is UnsupportedPTX. `barrier.cluster.arrive` counts a thread in the cluster's phase;
+the executing block), which is what `mapa.shared::cluster` returns; `mapa.u64` returns the same
+offset inside the generic shared window, and generic loads and stores of a kernel that uses mapa
+check for it. `barrier.cluster.arrive` counts a thread in the cluster's phase;
 `barrier.cluster.wait` parks it (ops.PARK) until every thread of the cluster that has not exited
 arrived. The sanitizer's `dsmem-unsynchronized` is a read of another block's shared memory (or of
 one's own, written by another block) that no cluster barrier separates from the write.
@@ -131,7 +132,6 @@ def mapa(eng, inst):
 
     def run(sel):
         rank = np.broadcast_to(np.asarray(r(sel)).astype(np.int64), np.shape(eng.lane_block[sel]))
-        own = rank_of(eng, eng.lane_block[sel])
         if (rank >= eng.cs).any():
             raise UnsupportedPTX(f"mapa to block rank {int(rank.max())} in a cluster of {eng.cs}", inst.file, inst.line)
         addr = np.asarray(a(sel)).astype(np.uint64)
@@ -334,4 +334,4 @@ for _op in ("ld", "st", "atom", "red"):
     if _op in _ops.BUILDERS:
         _ops.BUILDERS[_op] = _as_shared(_ops.BUILDERS[_op])
 
-__all__ = ["resolve", "mapa", "barrier", "setmaxnreg", "special", "cluster_order", "free_groups"]
+__all__ = ["barrier", "cluster_order", "free_groups", "mapa", "resolve", "setmaxnreg", "special"]

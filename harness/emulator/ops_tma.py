@@ -151,6 +151,8 @@ def bulk(eng, inst):
     reduce = mods[0] == "reduce"
     tensor = "tensor" in mods
     to_shared = _dst_space(mods) == "shared"
+    if sum(m.startswith("shared") for m in mods) > 1:  # shared::cta -> shared::cluster (another block)
+        raise UnsupportedPTX(inst.opcode + " (bulk copies between shared memories)", inst.file, inst.line)
     if to_shared and reduce:
         raise UnsupportedPTX(inst.opcode + " (a reduction into shared memory)", inst.file, inst.line)
     if tensor:
@@ -317,8 +319,23 @@ _MAP_NP = {0: np.uint8, 1: np.uint16, 2: np.uint32, 3: np.int32, 4: np.uint64, 5
            7: np.float32, 8: np.float64, 9: np.uint16, 10: np.float32, 11: np.float32, 12: np.float32}
 
 
+# The tensor-map types each reduction exists for (PTX ISA, cp.reduce.async.bulk.tensor); the rest
+# is an illegal instruction on a GPU.
+_TENSOR_REDUCE = {"add": {2, 3, 4, 6, 7, 9, 10}, "min": {2, 3, 4, 5, 6, 9}, "max": {2, 3, 4, 5, 6, 9},
+                  "inc": {2}, "dec": {2}, "and": {2, 3, 4, 5}, "or": {2, 3, 4, 5}, "xor": {2, 3, 4, 5}}
+_MAP_NAMES = {0: "uint8", 1: "uint16", 2: "uint32", 3: "int32", 4: "uint64", 5: "int64", 6: "float16",
+              7: "float32", 8: "float64", 9: "bfloat16", 10: "float32_ftz", 11: "tfloat32", 12: "tfloat32_ftz"}
+
+
 def _tensor_store(eng, inst, lane, m, addr, ok, data, rop):
     """The in-bounds elements of the box to global memory (reduced into it with rop)."""
+    if rop is not None and m.dtype not in _TENSOR_REDUCE[rop]:
+        eng.report("trap", inst, np.array([lane]),
+                   f"{inst.opcode}: TMA has no .{rop} reduction for a {_MAP_NAMES[m.dtype]} tensor map (a GPU stops "
+                   "the kernel with an illegal instruction): reduce into a map of a type it supports "
+                   "(.add: 32/64-bit integers, float16, bfloat16, float32)", once=True)
+        eng.stopped = True
+        return
     if not ok.any():
         return
     a, d = addr[ok], data[ok]

@@ -67,8 +67,8 @@ def check(inputs: dict, outputs: dict, expected: dict, B: int, H: int, S: int, D
     if not bad.any():
         return []
     b, h, s, d = (int(x) for x in np.argwhere(bad)[0])
-    return [f"O[{b}][{h}][{s}][{d}] = {got[b, h, s, d]!r}, expected {want[b, h, s, d]!r} (within "
-            f"{bound[b, h, s, d]:.3g}); {int(bad.sum())} of {bad.size} elements are off"]
+    return [(f"O[{b}][{h}][{s}][{d}] = {got[b, h, s, d]!r}, expected {want[b, h, s, d]!r} (within "
+             f"{bound[b, h, s, d]:.3g}); {int(bad.sum())} of {bad.size} elements are off")]
 
 
 def baseline(torch, inputs: dict, B: int, H: int, S: int, D: int, causal: int = 0, **_):

@@ -100,8 +100,8 @@ def check(inputs: dict, outputs: dict, expected: dict, M: int, N: int, K: int, *
     if not bad.any():
         return []
     i, j = (int(v) for v in np.argwhere(bad)[0])
-    return [f"C[{i}][{j}] = {got[i, j]!r}, expected {want[i, j]!r} (within {bound[i, j]:.3g}); "
-            f"{int(bad.sum())} of {M * N} elements are off"]
+    return [(f"C[{i}][{j}] = {got[i, j]!r}, expected {want[i, j]!r} (within {bound[i, j]:.3g}); "
+             f"{int(bad.sum())} of {M * N} elements are off")]
 
 
 def baseline(torch, inputs: dict, M: int, N: int, K: int, **_):

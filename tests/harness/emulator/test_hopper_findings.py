@@ -172,3 +172,25 @@ def test_correct_twin_is_clean(name):
 def test_without_the_wait_the_buffer_keeps_its_old_bytes():
     _, out = _run(_source("no-wait", fix=False))
     assert np.isnan(out[:128]).all()  # shared memory starts poisoned: the copy has not landed
+
+
+def test_a_tma_reduction_the_hardware_lacks_stops_the_kernel_like_a_gpu():
+    """.add into a uint8 tensor map is an illegal instruction on an H200: here a trap finding."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "zoo"))
+    import _zoo
+
+    dev = _zoo.Device("hopper_tma")
+    t = np.arange(32 * 16, dtype=np.uint8)
+    src, dst, acc = dev.upload(t), dev.upload(np.zeros_like(t)), dev.upload(t.copy())
+    maps = [dev.upload(np.frombuffer(dev.tensor_map("uint8", p, (32, 16), (32,), (32, 16)), np.uint8))
+            for p in (src, dst, acc)]
+    zeros = dev.upload(np.zeros(5, np.int32))
+    raw = dev.empty(512, np.uint8)
+    res = dev.emu.launch(dev.mod, "tensor_box", grid=(1, 1, 1), block=(128, 1, 1),
+                         args=[*maps, zeros, zeros, raw, 512, 2, 1])
+    [f] = [f for f in res.findings if f.kind == "trap"]
+    assert "no .add reduction for a uint8 tensor map" in f.message and res.stopped
+    np.testing.assert_array_equal(dev.read(acc, np.uint8, t.size), t)  # nothing was reduced

@@ -134,7 +134,8 @@ def tensor_box(dev, name, rng):
     raw = dev.empty(nbytes_box, np.uint8)
     c = np.array(list(coords) + [0] * (5 - len(coords)), np.int32)
     d = np.array([0, 0, 0, 0, 0], np.int32)
-    dev.launch("tensor_box", 1, 128, [*maps, dev.upload(c), dev.upload(d), raw, nbytes_box, len(dims)])
+    reduce = int(dtype not in ("uint8", "uint16"))
+    dev.launch("tensor_box", 1, 128, [*maps, dev.upload(c), dev.upload(d), raw, nbytes_box, len(dims), reduce])
     got = dev.read(raw, np.uint8, nbytes_box)
     want, _ok = _box_reference(t, dims, strides, box, coords, esize)
     pos = swizzle_offsets(np.arange(nbytes_box), {"none": 0, "32B": 1, "64B": 2, "128B": 3}[swizzle])
@@ -316,3 +317,23 @@ def cluster_ring(dev, kernel, rng):
     nbx = bx - bx % cx + nxt % cx
     assert (got[..., 5] == 2 * got[nby, nbx, t, 4]).all()
     return {"out": got}
+
+
+# ---- a TMA + mbarrier + wgmma GEMM -----------------------------------------------------------------
+def _bf16_bits(v):
+    return (np.asarray(v, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+@case("hopper_gemm", (64, 128, 64), (100, 136, 200), (130, 256, 72))
+def tma_wgmma_gemm(dev, size, rng):
+    M, N, K = size
+    A = rng.integers(-3, 4, (M, K)).astype(np.float32)  # small integers: every sum exact in f32
+    B = rng.integers(-3, 4, (K, N)).astype(np.float32)
+    a, b = dev.upload(_bf16_bits(A)), dev.upload(_bf16_bits(B))
+    ma = dev.tensor_map("bfloat16", a, (K, M), (2 * K,), (64, 64), swizzle="128B")
+    mb = dev.tensor_map("bfloat16", b, (N, K), (2 * N,), (64, 64), swizzle="128B")
+    c = dev.empty(M * N, np.float32)
+    dev.launch("tma_wgmma_gemm", (-(-N // 64), -(-M // 64)), 128, [ma, mb, c, M, N, K], shared=2 * 16384 + 1024)
+    got = dev.read(c, np.float32, M * N).reshape(M, N)
+    assert (got == A @ B).all(), f"{np.argwhere(got != A @ B)[:3]}"
+    return {"C": got}

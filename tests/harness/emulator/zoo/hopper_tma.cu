@@ -48,7 +48,8 @@ extern "C" __global__ void bulk_stream(const float* in, float* out, float* sums,
 // raw (the swizzled layout, byte for byte), then written back through the map at coordinates d
 // (tensor store) and added into `acc`'s map (tensor reduction).
 extern "C" __global__ void tensor_box(const void* map, const void* store_map, const void* acc_map,
-                                      const int* c, const int* d, unsigned char* raw, int bytes, int rank) {
+                                      const int* c, const int* d, unsigned char* raw, int bytes, int rank,
+                                      int reduce) {
     __shared__ __align__(1024) unsigned char box[8192];
     __shared__ __align__(8) unsigned long long bar;
     unsigned b = smem_addr(&bar), s = smem_addr(box);
@@ -83,8 +84,9 @@ extern "C" __global__ void tensor_box(const void* map, const void* store_map, co
     if (threadIdx.x == 0 && rank == 2) {
         asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];"
                      :: "l"(store_map), "r"(d[0]), "r"(d[1]), "r"(s) : "memory");
-        asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
-                     :: "l"(acc_map), "r"(d[0]), "r"(d[1]), "r"(s) : "memory");
+        if (reduce)  // TMA's .add exists for 32/64-bit integers and floats, not 8/16-bit integers
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+                         :: "l"(acc_map), "r"(d[0]), "r"(d[1]), "r"(s) : "memory");
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     }
