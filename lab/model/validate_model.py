@@ -51,7 +51,8 @@ def run(corpus: Path, records: list[Path], out: Path, only: list[str]) -> None:
             if r.get("median_s") and "error" not in r:
                 measured[(r["kata"], r["design"], _key(r["case"]))] = r["median_s"]
     done = json.loads(out.read_text()) if out.is_file() else {"rows": []}
-    seen = {(r["kata"], r["design"]) for r in done["rows"]}
+    seen = {(r["kata"], r["design"]) for r in done["rows"] if "error" not in r}
+    done["rows"] = [r for r in done["rows"] if "error" not in r]  # an error is tried again
     folders = sorted({(k, d) for k, d, _ in measured})
     # one design per kata first (the first listed), then the rest: a cut run covers every kata
     order = [f for i, f in enumerate(folders) if i == 0 or folders[i - 1][0] != f[0]]
@@ -59,7 +60,7 @@ def run(corpus: Path, records: list[Path], out: Path, only: list[str]) -> None:
     for kata_id, design in order:
         if (kata_id, design) in seen or (only and kata_id not in only):
             continue
-        folder = corpus / kata_id / design
+        folder = ROOT / "solutions" / kata_id if design == "solution" else corpus / kata_id / design
         started = time.monotonic()
         try:
             e = estimate_folder(kata_id, folder)
