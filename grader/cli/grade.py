@@ -122,7 +122,7 @@ def grade(folder: Path, kata_id, backend, as_json, case_pairs, seed, examples, s
     else:
         _report.render(result, console(), extra=line)
     if as_html:
-        from grader.grading import report_html
+        from grader.performance import report_html
 
         page = report_html.write(result)
         console(err=True).print(f"wrote {page} (open it in a browser)", style="dim")

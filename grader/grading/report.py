@@ -257,7 +257,7 @@ def to_dict(report: GradeReport) -> dict:
 
 
 def _counters(memory) -> dict:
-    """The counters' totals; the per-line table is the HTML grade's (grader/grading/report_html.py)."""
+    """The counters' totals; the per-line table is the HTML grade's (grader/performance/report_html.py)."""
     plain = _plain(memory)
     plain.pop("per_line", None)
     return plain

@@ -245,7 +245,7 @@ def _grade_frozen(store: Store, session: Session, kata: str, sources: dict[str, 
 def _grade_page(report, folder: Path, session_folder: Path) -> str:
     """The submit's grade as `kata grade --html` draws it, beside the frozen sources; its path
     relative to the session folder for the report's link ("" when it could not be written)."""
-    from grader.grading import report_html
+    from grader.performance import report_html
 
     try:
         page = report_html.write(report, folder / report_html.PAGE_NAME)

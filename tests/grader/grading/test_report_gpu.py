@@ -68,7 +68,7 @@ def test_a_gpu_report_sets_the_measurement_beside_the_estimate_and_notes_a_far_o
     assert "= 6.00x the estimate  (far from the estimate" in text(far)
     assert json.loads(report.to_json(r))["estimate"]["cases"][0]["bound"] == "DRAM 98% busy"
     # the page of `kata grade --html`: the measurement on the roofline beside the estimate
-    from grader.grading import report_html
+    from grader.performance import report_html
 
     points = report_html.page(r)["roofline"]["points"]
     assert [(p.kind, p.label) for _, _, p in points] == [("estimate", "estimate 0.250 ms"),

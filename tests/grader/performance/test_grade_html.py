@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grader import pipeline
-from grader.grading import report_html
+from grader.performance import report_html
 
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -49,7 +49,7 @@ def write(report: GradeReport, path: Path | None = None) -> Path:
 def render(report: GradeReport) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("grader.grading", "templates"), autoescape=select_autoescape(["html", "j2"]),
+    env = Environment(loader=PackageLoader("grader.performance", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     return env.get_template("grade.html.j2").render(r=report, **page(report))
 
