@@ -148,7 +148,8 @@ class Store:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path} was written by a newer kata (schema {version}, this "
-                             f"kata knows {SCHEMA_VERSION}); upgrade kata with `git pull && pip install -e .` in your kata checkout")
+                             f"kata knows {SCHEMA_VERSION}); upgrade kata with `git pull && pip install -e .` "
+                             "in your kata checkout")
         for number in range(version + 1, SCHEMA_VERSION + 1):
             with self._write() as db:
                 for statement in MIGRATIONS[number - 1].split(";"):

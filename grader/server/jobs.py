@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session, aliased
 from grader.server.database import Database
 from grader.server.models import Assignment, AuditEvent, Candidate, Submission
 
-LEASE_S = float(os.environ.get("KATA_SERVER_LEASE_S", 30.0))  # a running job whose worker has not renewed its lease for this long is requeued
+# a running job whose worker has not renewed its lease for this long is requeued
+LEASE_S = float(os.environ.get("KATA_SERVER_LEASE_S", 30.0))
 MAX_TRIES = 5  # a job whose worker died this many times is stored as an error
 
 

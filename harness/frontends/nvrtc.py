@@ -231,9 +231,10 @@ def arch_for(source: str) -> str:
 def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
             options: tuple[str, ...] = (), use_cache: bool = True, include_dir: str | Path | None = None,
             timeout_s: float | None = None) -> CompileResult:
-    """Compile CUDA C. Always produces PTX (compute_90, or compute_90a for wgmma/setmaxnreg); with cubin=True also an sm_90(a) cubin and
-    ptxas's per-kernel resource usage. include_dir: the workspace, whose regular header files are
-    the only ones besides the CUDA headers an #include can reach (harness/frontends/compile_jail.py);
+    """Compile CUDA C. Always produces PTX (compute_90, or compute_90a for wgmma/setmaxnreg); with
+    cubin=True also an sm_90(a) cubin and ptxas's per-kernel resource usage. include_dir: the
+    workspace, whose regular header files are the only ones besides the CUDA headers an #include
+    can reach (harness/frontends/compile_jail.py);
     the compile runs in a sandboxed child process stopped after timeout_s."""
     from harness.frontends import compile_jail
 

@@ -116,7 +116,8 @@ ONE_WARP = r'''extern "C" __global__ void reduce(const float* __restrict__ x, fl
     for (int i = threadIdx.x; i < n; i += 32) v += x[i];
     atomicAdd(out, v);
 }'''
-ONE_WARP_PLAN = "def launch(gpu, x, out, n):\n    gpu.memset(out, 0)\n    gpu.launch('reduce', grid=1, block=32, args=(x, out, n))\n"
+ONE_WARP_PLAN = ("def launch(gpu, x, out, n):\n    gpu.memset(out, 0)\n"
+                 "    gpu.launch('reduce', grid=1, block=32, args=(x, out, n))\n")
 
 
 def _one_warp(tmp_path):

@@ -12,8 +12,8 @@ import pytest
 RACES = Path(__file__).parent / "corpus" / "races"
 sys.path.insert(0, str(RACES))
 
-import _races
-import cases  # noqa: F401  (registers the cases)
+import _races  # noqa: E402  (the corpus folder, put on the path just above)
+import cases  # noqa: E402,F401  (registers the cases)
 
 SCHEDULES = (1, 2, 3, 4)  # the emulator's non-default schedules tried on order-dependent pairs
 
