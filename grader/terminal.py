@@ -22,6 +22,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 PIPE_WIDTH = 10_000  # wide enough that no table cell of ours is ever wrapped or cut
+#: C0 and C1 control characters but tab and newline (ESC, BEL, CR, backspace, CSI included)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
 

@@ -4,23 +4,22 @@ Much of a report is the learner's text (launch.py's prints and exceptions, compi
 quote kernel.cu, device printf), and a terminal obeys escape sequences: `\\x1b[1A\\x1b[2K` erases
 kata's FAIL line and `\\x1b[32m PASS` paints another. So every string the report prints passes
 through `clean` here (at the one place where the report meets the console), markup off (learner
-text such as "[green]PASS[/]" is text), each line capped, and the whole report capped.
+text such as "[green]PASS[/]" is text), each line capped, and the whole report capped. Control
+characters are stripped by grader/terminal.py's `plain`, the one place that knows which they are.
 """
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-#: C0 and C1 control characters but tab and newline (ESC, BEL, CR, backspace, CSI included)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from grader.terminal import plain
+
 LINE_LIMIT = 2000  # characters of one line
 REPORT_LIMIT = 48 << 10  # characters of a whole report on the terminal
 
 
 def clean(text: str, line_limit: int = LINE_LIMIT) -> str:
     """`text` without control characters, each line cut at line_limit (with a note of the cut)."""
-    text = _CONTROL.sub("", str(text))
+    text = plain(str(text))
     if len(text) <= line_limit:
         return text
     return "\n".join(line if len(line) <= line_limit else f"{line[:line_limit]}… ({len(line) - line_limit:,} "
