@@ -116,13 +116,7 @@ class KernelProcess:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=main, args=(child, str(self.path), self.scratch), daemon=True,
                                 name="kata-kernel-py")
-        config = multiprocessing.current_process()._config  # a daemon worker may start it (planner too)
-        was = config.pop("daemon", None)
-        try:
-            self.proc.start()
-        finally:
-            if was is not None:
-                config["daemon"] = was
+        os_sandbox.start_child(self.proc)  # a daemon worker may start it (the planner too)
         child.close()
         self.over_quota = ""
         threading.Thread(target=self._watch, daemon=True, name="kata-kernel-scratch").start()

@@ -86,6 +86,21 @@ def probe() -> dict:
     return {"landlock": abi, "seccomp": has_seccomp, "missing": missing}
 
 
+def start_child(proc) -> None:
+    """Start a multiprocessing Process from a worker, which is itself a daemon process:
+    multiprocessing forbids a daemon to have children (it could not join them at exit), so the
+    flag is lifted for the start only; the child instead dies with its parent (die_with_parent)."""
+    import multiprocessing
+
+    config = multiprocessing.current_process()._config
+    was = config.pop("daemon", None)
+    try:
+        proc.start()
+    finally:
+        if was is not None:
+            config["daemon"] = was
+
+
 def die_with_parent() -> None:
     """The plan process ends when the worker does (SIGKILL from the grader's timeout included)."""
     if sys.platform.startswith("linux"):

@@ -52,7 +52,7 @@ class PlanHost:
     def start(self) -> Problem | None:
         if self.proc is not None and self.proc.is_alive():
             return None
-        from harness.sandbox import planner
+        from harness.sandbox import os_sandbox, planner
 
         self.close()
         self.scratch = tempfile.mkdtemp(prefix="kata-plan-")  # the only folder the plan may write
@@ -62,15 +62,8 @@ class PlanHost:
         self.proc = ctx.Process(target=planner.main,
                                 args=(child, self.launch_path, self.facts, sandbox, self.source, self.kernel_source),
                                 daemon=True, name="kata-plan")
-        # The worker is a daemon process, which multiprocessing forbids to have children (it could
-        # not join them at exit); the plan process instead dies with the worker (PR_SET_PDEATHSIG).
-        config = multiprocessing.current_process()._config
-        was = config.pop("daemon", None)
-        try:
-            self.proc.start()
-        finally:
-            if was is not None:
-                config["daemon"] = was
+        # The worker is a daemon process: the plan process dies with it instead (PR_SET_PDEATHSIG).
+        os_sandbox.start_child(self.proc)
         child.close()
         self.conn = parent
         if not parent.poll(_READY_S):
