@@ -13,6 +13,7 @@ import click
 from grader.cli import interview_remote
 from grader.cli._errors import confirm, console as _console, handled
 from grader.errors import UsageError
+from grader.grading.grade_notes import count
 
 BACKENDS = click.Choice(["auto", "gpu", "cpu"])
 
@@ -227,8 +228,8 @@ def status(backend: str) -> None:
                 attempts = len(store.attempts(k.kata, session_id=session.id, phase="public"))
                 hints = store.hints_taken(k.kata, session_id=session.id)
                 verdict = f" · {_verdict(k.outcome)}" if k.outcome else ""
-                console.print(f"  {k.kata:<12} {_count(attempts, 'attempt')} · "
-                              f"{_count(hints, 'hint')}{verdict}")
+                console.print(f"  {k.kata:<12} {count(attempts, 'attempt')} · "
+                              f"{count(hints, 'hint')}{verdict}")
 
 
 @interview.command()
@@ -248,10 +249,6 @@ def report(session_id: str | None) -> None:
         render_terminal(sessions.report_for(store, session), _console())
     if session.report_path:
         click.echo(f"Report: {session.report_path}")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _verdict(outcome: dict) -> str:
