@@ -161,7 +161,7 @@ def _wrap(op: str, applies, special):
     """Route the fp8 forms of an opcode another family owns to `special`, the rest unchanged."""
     base = _ops.BUILDERS[op]
 
-    @builder(op)
+    @builder(op, pipe=_ops.PIPES.get(op, "arith"))  # the family's pipe (the instruction registry) stays
     def routed(eng, inst):
         return special(eng, inst) if applies(inst) else base(eng, inst)
     return routed
