@@ -72,7 +72,7 @@ class Estimate:
     def headline(self) -> str:
         if self.value is None:
             return f"{self._unscored()} · {self.label}"
-        fmt = (lambda v: f"{v:.0%}") if self.metric == "roofline" else (lambda v: f"{v:.2f}")
+        fmt = _percent if self.metric == "roofline" else (lambda v: f"{v:.2f}")
         unit = {"roofline": "of roofline", "gteps": "GTEPS", "library": "x library"}[self.metric]
         lib = f" (library {fmt(self.library_value)})" if self.library_value is not None else ""
         why = " (no library time recorded for this kata: not scored)" if self.tier == "unscored" else ""
@@ -106,6 +106,11 @@ class Estimate:
                 out.append(f"    {where}: {share:.0%} of the {_resource_name(c.resource)} cost ({what})")
             out.append(f"    to move it: {c.advice}")
         return out
+
+
+def _percent(v: float) -> str:
+    """A share of the roofline: two digits where it rounds to 0 % (a naive kernel at 0.19 %)."""
+    return f"{v:.0%}" if v >= 0.01 or v == 0 else f"{v * 100:.2g}%"
 
 
 def _bound_class(resource: str) -> str:
