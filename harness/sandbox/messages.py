@@ -40,11 +40,15 @@ class Buf(msgspec.Struct, array_like=True, tag="b"):
 
 
 class Num(msgspec.Struct, array_like=True, tag="n"):
-    """A scalar launch argument with the numpy type the plan converted it to (f32 stays f32)."""
+    """A scalar launch argument with the numpy type the plan converted it to (f32 stays f32); dtype
+    PLAIN: a Python int or float as launch.py passed it, which the backend types itself (a Triton
+    kernel's float scalar is fp32, as it is without the sandbox, not a float64)."""
 
     dtype: str
     value: Union[int, float]
 
+
+PLAIN = ""  # Num.dtype of a plain Python number
 
 Arg = Union[Buf, Num]
 

@@ -303,4 +303,6 @@ def _real(handles: dict, arg):
     """A launch argument as the backend takes it: a real buffer, or a number of its numpy type."""
     if isinstance(arg, messages.Buf):
         return _resolve(handles, arg)
+    if arg.dtype == messages.PLAIN:
+        return arg.value  # msgspec gave an int or a float, nothing else
     return _dtype(arg.dtype).type(arg.value)

@@ -126,16 +126,16 @@ def _arg(value):
         return messages.Num(value.dtype.str, value.item())
     if isinstance(value, bool):
         return messages.Num("|b1", int(value))
-    if isinstance(value, int):
-        return messages.Num("<i8", value)
-    if isinstance(value, float):
-        return messages.Num("<f8", value)
+    if isinstance(value, (int, float)):
+        return messages.Num(messages.PLAIN, value)
     raise LaunchError(f"a launch argument must be a device buffer or a number, not {type(value).__name__}")
 
 
 def _value(wire):
     if isinstance(wire, messages.Buf):
         return Buffer(wire.handle, np.dtype(wire.dtype), wire.size, wire.offset)
+    if wire.dtype == messages.PLAIN:
+        return wire.value
     return np.dtype(wire.dtype).type(wire.value)
 
 
