@@ -33,7 +33,7 @@ class BackendDevice:
         folder = corpus.CORPUS
         stamp = zlib.crc32((folder / "common.cuh").read_bytes())
         r = compile((folder / f"{stem}.cu").read_text(), filename=f"{stem}.cu", cubin=backend.name == "gpu",
-                    options=(f"-I{folder}", f"-DCORPUS_COMMON={stamp}"))
+                    options=(f"-DCORPUS_COMMON={stamp}",), include_dir=folder)
         assert r.ok, r.log
         backend.load(r.ptx, r.cubin, f"{stem}.cu")
         entries = getattr(backend, "entries", None) or backend._module.kernels

@@ -28,7 +28,8 @@ def case(source: str, kernels: int = 1):
 
 
 class Device(_zoo.Device):
-    """The zoo's device, compiling with this folder on the include path (common.cuh)."""
+    """The zoo's device, compiling with this folder's headers (common.cuh) within the compile's reach
+    (include_dir: the compile jail copies them in; an -I to elsewhere is not readable there)."""
 
     def __init__(self, stem: str, **options):
         from harness.frontends.nvrtc import compile
@@ -39,7 +40,7 @@ class Device(_zoo.Device):
         # the compile cache keys on the source and options only: the header's hash joins the options
         stamp = zlib.crc32((CORPUS / "common.cuh").read_bytes())
         r = compile((CORPUS / self.filename).read_text(), filename=self.filename,
-                    options=(f"-I{CORPUS}", f"-DCORPUS_COMMON={stamp}"))
+                    options=(f"-DCORPUS_COMMON={stamp}",), include_dir=CORPUS)
         assert r.ok, r.log
         self.mod = self.emu.load(r.ptx, filename=self.filename)
         self.results = []
