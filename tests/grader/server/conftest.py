@@ -1,6 +1,6 @@
 """A real server on a loopback port (uvicorn in a thread, grading slots as in `kata serve`), with the
 pipeline replaced by tests/grader/server/fake_grade.py so the server's own behaviour is tested in seconds;
-test_end_to_end.py grades with the real pipeline.
+test_serve_end_to_end.py grades with the real pipeline.
 
 PostgreSQL: `postgres_url` starts a throwaway cluster (initdb, pg_ctl) on a unix socket in a temporary
 folder, or skips saying why (no PostgreSQL binaries: `apt-get install postgresql`).
