@@ -20,12 +20,19 @@ def _load(name: str):
     return mod
 
 
+#: katas merged after the corpus was built and measured on the H200 (the Hopper katas): no corpus
+#: kernels yet. A kata leaves this set when its kernels land; none may join it silently.
+NOT_YET_IN_CORPUS = {"flash-prefill", "fp8-gemm", "fused-moe", "gelu-linear"}
+
+
 def test_the_corpus_covers_every_kata_with_at_least_80_described_kernels():
     corpus = _load("corpus")
     found = corpus.corpus()
     katas = {p.name for p in (ROOT / "katas").iterdir() if (p / "kata.toml").is_file()}
     assert len(found) >= 80
-    assert {k for k, _, _ in found} == katas
+    covered = {k for k, _, _ in found}
+    assert covered == katas - NOT_YET_IN_CORPUS
+    assert not covered & NOT_YET_IN_CORPUS, "a kata now in the corpus: take it out of NOT_YET_IN_CORPUS"
     for kata, design, folder in found:
         assert (folder / "launch.py").is_file(), f"{kata}/{design}"
         assert corpus.design_note(folder), f"{kata}/{design}: kernel.cu's first comment says the design"
