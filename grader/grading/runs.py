@@ -147,8 +147,9 @@ def schedules_for(seed: int) -> tuple[int, int]:
 
 
 def order_stage(kata, emulator: Worker, passed, memory: MemoryStage, seed: int, *, atomics: bool = True) -> MemoryStage:
-    """The sanitizer's case once more under two other legal schedules (blocks started shuffled or
-    reversed, part of the grid resident at a time, atomics arriving shuffled or reversed), with
+    """The sanitizer's case once more under two other legal schedules (blocks and a block's warps
+    started shuffled or reversed, part of the grid resident at a time, atomics arriving shuffled or
+    reversed), with
     the observers off. On a GPU those orders happen; in the emulator's default lockstep they never
     do, so a result that depends on them (a slot from atomicAdd taken as the thread's rank, a block
     reading a total other blocks still add to) passes everything else. A schedule the kernel cannot
@@ -183,12 +184,14 @@ def _order_finding(case, outcome: CaseOutcome, schedule: int, lines: tuple):
                  "order (an atomicAdd's old value is not the thread's rank); compute positions from the data "
                  "instead (a count or scan of the earlier elements)")
     else:
-        cause = ("the order of blocks: a block uses what other blocks write or add in the same launch, which "
-                 "nothing orders; finish that work in a second kernel")
+        cause = ("the order of warps or blocks: a warp or block uses what others write or add in the same launch, "
+                 "which nothing orders; put a __syncthreads() between the warps of a block, and finish work "
+                 "across blocks in a second kernel")
     reproduce = " ".join(f"--case {k}={v}" for k, v in {**case.params, "schedule": schedule}.items())
     file, line = lines[0] if lines else (None, None)
     return Finding(kind="order-dependent", file=file, line=line,
-                   message=f"with blocks started in {how} order, part of the grid resident at a time and atomics "
+                   message=f"with blocks and the warps of each block started in {how} order, part of the grid "
+                           f"resident at a time and atomics "
                            f"arriving in {how} order (schedule {schedule}, as legal on a GPU as the default), "
                            f"{case.label()} gives {got}: the result depends on {cause}. Rerun that schedule "
                            f"with `{reproduce}`")

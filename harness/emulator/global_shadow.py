@@ -10,8 +10,12 @@ Two accesses of one address are ordered when they come from one thread; from one
 __syncthreads() of that block came between (or, for lanes of one warp, a __syncwarp()); from two
 blocks, when the writer ran a fence after its write and the reader's block then ran an atomic, a
 fence or a volatile load (the pattern of the CUDA sample threadFenceReduction: write, fence,
-atomic ticket). Reads are not recorded (only loads of written bytes are checked), so a write
-after another block's read is not reported. An unordered read of another thread's plain write is
+atomic ticket). Plain reads are recorded too (the last reader of each word: block, thread, line,
+time, epochs), so a plain write after an unordered thread's read is race-war; a read of bytes
+outside the window waits in a bounded log (READ_LOG lanes, the first ones of the launch) and is
+entered when a write grows the window over it (an in-place update reads before anything is
+written). A reader that stores to the word in the same instruction as the writer is left alone
+(a check-then-write by many threads, a BFS's labels). An unordered read of another thread's plain write is
 reported when those bytes held garbage before the launch (the initcheck's unwritten marks: a
 poisoned output, an empty buffer): an early reader gets the garbage. Over a defined value it sees
 the old value or the new one, which some kernels accept on purpose (a BFS's labels), so it is left
@@ -27,6 +31,8 @@ import numpy as np
 from .memory import GLOBAL_BASE
 
 _SYNC_LOADS = ("volatile", "relaxed", "acquire")  # loads meant to see other threads' writes
+READ_LOG = 1 << 16  # lanes of reads outside the window kept for a later write (the cost's bound)
+_READ_COLS = ("block", "tid", "line", "time", "epoch", "wsync")
 
 
 class GlobalRaces:
@@ -51,6 +57,8 @@ class GlobalRaces:
         self.fences: dict[int, list[int]] = {}  # per linear block: the times of its fences
         self.acquired = np.zeros(size, np.int64)  # per linear block: its last atomic, fence or volatile load
         self.last_load = np.zeros(0, np.int64)  # per (block slot, thread): the last word it loaded + 1
+        self.read_log: list[tuple] = []  # (offsets, blocks, tids, line, time, epochs, wsyncs) outside the window
+        self.logged = 0
 
     # ---- ordering events ------------------------------------------------------------------
     def _cover(self, blocks: np.ndarray) -> None:
@@ -98,12 +106,17 @@ class GlobalRaces:
         n = (hi - lo) // g
         fresh = {"block": np.full(n, -1, np.int64), "tid": np.zeros(n, np.int32), "line": np.zeros(n, np.int32),
                  "time": np.zeros(n, np.int64), "epoch": np.zeros(n, np.int64), "wsync": np.zeros(n, np.int64),
-                 "atomic": np.zeros(n, bool), "fresh": np.zeros(n, bool)}
+                 "atomic": np.zeros(n, bool), "fresh": np.zeros(n, bool),
+                 "r_block": np.full(n, -1, np.int64), "r_tid": np.zeros(n, np.int32),
+                 "r_line": np.zeros(n, np.int32), "r_time": np.zeros(n, np.int64),
+                 "r_epoch": np.zeros(n, np.int64), "r_wsync": np.zeros(n, np.int64)}
         if self.cols:
             at = (self.lo - lo) // g
             for k, col in self.cols.items():
                 fresh[k][at:at + col.size] = col
         self.cols, self.lo, self.hi = fresh, lo, hi
+        if self.read_log:
+            self._replay_reads()
 
     def _refine(self, addrs: np.ndarray, size: int) -> None:
         low = int(np.bitwise_or.reduce(addrs)) | int(size) | self.g | self.lo
@@ -143,6 +156,7 @@ class GlobalRaces:
                 return
             if self.cols and int(off.max()) >= self.lo and int(off.min()) < self.hi:
                 self._check(inst, "race-raw", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=False)
+            self._record_reads(inst, blocks, tids, off, size, epochs, wsyncs)
             return
         if op != "st":  # an atomic: acquires, and never races with another atomic
             self.acquired[blocks] = self.clock
@@ -159,6 +173,8 @@ class GlobalRaces:
             self._same_instruction(inst, blocks, tids, off, slots, values, size)
         self._grow(int(off.min()), int(off.max()) + int(size))
         self._check(inst, "race-waw", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=op != "st")
+        if op == "st":
+            self._check(inst, "race-war", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=False)
         w, lanes = self._words(off, size)
         c = self.cols
         c["block"][w], c["tid"][w] = blocks[lanes], tids[lanes]
@@ -167,6 +183,41 @@ class GlobalRaces:
         c["atomic"][w] = op != "st"
         # garbage before this launch's first write stays garbage for a reader that comes too early
         c["fresh"][w] = c["fresh"][w] | (False if fresh is None else fresh[lanes])
+
+    def _record_reads(self, inst, blocks, tids, off, size, epochs, wsyncs) -> None:
+        """The last plain reader of each word: in the window's read columns, else in the log."""
+        line = -1 if inst.line is None else int(inst.line)
+        outside = (off < self.lo) | (off >= self.hi) if self.cols else None
+        if self.cols and not outside.all():
+            w, lanes = self._words(off, size)
+            if w is not None and w.size:
+                self._enter_reads(w, blocks[lanes], tids[lanes], line, self.clock, epochs[lanes], wsyncs[lanes])
+        if self.logged >= READ_LOG:
+            return
+        k = np.arange(off.size) if outside is None else np.flatnonzero(outside)
+        if k.size:
+            k = k[: READ_LOG - self.logged]
+            self.logged += k.size
+            self.read_log.append((off[k], blocks[k], tids[k], line, self.clock, np.asarray(epochs)[k],
+                                  np.asarray(wsyncs)[k], int(size)))
+
+    def _enter_reads(self, w, blocks, tids, line, time, epochs, wsyncs) -> None:
+        c = self.cols
+        c["r_block"][w], c["r_tid"][w], c["r_line"][w] = blocks, tids, line
+        c["r_time"][w], c["r_epoch"][w], c["r_wsync"][w] = time, epochs, wsyncs
+
+    def _replay_reads(self) -> None:
+        """Logged reads the window now covers go into its read columns, in the order they ran."""
+        kept = []
+        for off, blocks, tids, line, time, epochs, wsyncs, size in self.read_log:
+            inside = (off >= self.lo) & (off < self.hi)
+            if inside.any():
+                w, lanes = self._words(off, size)
+                self._enter_reads(w, blocks[lanes], tids[lanes], line, time, epochs[lanes], wsyncs[lanes])
+            if not inside.all():
+                k = ~inside
+                kept.append((off[k], blocks[k], tids[k], line, time, epochs[k], wsyncs[k], size))
+        self.read_log = kept
 
     def _remember_loads(self, slots, tids, off) -> None:
         """Per thread, the last global word it loaded: a store of that word by several threads
@@ -265,7 +316,11 @@ class GlobalRaces:
         w, lanes = self._words(off, size)
         if w is None or w.size == 0:
             return
+        every_w, every_lane = w, lanes
         c = self.cols
+        if kind == "race-war":  # the earlier access is the word's last plain read
+            c = {k[2:]: v for k, v in c.items() if k.startswith("r_")}
+            c["atomic"] = np.zeros(0, bool)
         wb = c["block"][w]
         live = wb >= 0
         if plain_only:
@@ -294,6 +349,13 @@ class GlobalRaces:
                 at = c["atomic"][w[other]]
                 ordered[other] |= at & (self.acquired[rb[other]] >= wt[other])
         bad = np.flatnonzero(~ordered)
+        if kind == "race-war" and bad.size:
+            # the reader stores to the word in this instruction too: a check-then-write by several
+            # threads (a BFS's labels: each read -1, each writes the level), which the kernel accepts
+            n = c["block"].size
+            mine = (blocks * self.threads + tids)[every_lane] * n + every_w
+            theirs = (wb[bad] * self.threads + c["tid"][w[bad]]) * n + w[bad]
+            bad = bad[~np.isin(theirs, mine)]
         if bad.size == 0:
             return
         # the pair to name: another block's first, else another warp's (the wider barrier is missing)
@@ -303,7 +365,7 @@ class GlobalRaces:
         pick = int(cross[0]) if cross.size else int(bad[0])
         x = int(w[pick])
         self.report(kind, inst, (int(rb[pick]), int(rt[pick]), int(off[lanes[pick]])),
-                    (int(wb[pick]), int(c["tid"][x]), int(c["line"][x]), bool(c["atomic"][x])),
+                    (int(wb[pick]), int(c["tid"][x]), int(c["line"][x]), kind != "race-war" and bool(c["atomic"][x])),
                     "global", int(bad.size))
 
 

@@ -91,7 +91,7 @@ class Reports:
                                                  f", or after a {fix('__syncthreads()', lang)}"))
         else:
             verb = "reads" if kind == "race-raw" else "writes"
-            done = "updated atomically" if other[3] else "wrote"
+            done = "read" if kind == "race-war" else "updated atomically" if other[3] else "wrote"
             if blocks_differ:
                 order = (f"nothing orders two blocks of one launch ({fix('__syncthreads()', lang)} orders its own "
                          "block only). Use the value in a second kernel launched after this one, or publish it "

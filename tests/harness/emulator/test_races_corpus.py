@@ -70,7 +70,7 @@ def test_the_wrong_kernel_is_named_by_its_cause(name):
         assert phrase not in f.message, f"{phrase!r} in: {f.message}"
 
 
-ORDERED = sorted(n for n, c in _races.CASES.items() if c.cls in ("atomic-order", "cross-block"))
+ORDERED = sorted(n for n, c in _races.CASES.items() if c.cls in ("atomic-order", "cross-block", "warp-order"))
 
 
 @pytest.mark.parametrize("name", ORDERED)
@@ -82,7 +82,7 @@ def test_an_order_dependent_result_shows_as_a_mismatch_under_another_schedule(na
     assert failing, "no schedule tried shows it"
     again = _run(c, c.wrong, sanitize=False, schedule=failing[0])[1]
     assert again is not None, "a schedule number reproduces its run"
-    if c.expect.kind == "order-dependent":  # the atomics whose returned values moved are named
+    if c.cls == "atomic-order":  # the atomics whose returned values moved are named
         dev, _ = _run(c, c.wrong, sanitize=False, schedule=failing[0])
         lines = {line for r in dev.results for _, line in r.atomic_order}
         assert _races.line_of(c.source, c.expect.line) in lines
