@@ -59,6 +59,7 @@ class GlobalRaces:
         self.last_load = np.zeros(0, np.int64)  # per (block slot, thread): the last word it loaded + 1
         self.read_log: list[tuple] = []  # (offsets, blocks, tids, line, time, epochs, wsyncs) outside the window
         self.logged = 0
+        self.read_any = False  # whether the read columns hold a read (else a store checks no race-war)
 
     # ---- ordering events ------------------------------------------------------------------
     def _cover(self, blocks: np.ndarray) -> None:
@@ -173,7 +174,7 @@ class GlobalRaces:
             self._same_instruction(inst, blocks, tids, off, slots, values, size)
         self._grow(int(off.min()), int(off.max()) + int(size))
         self._check(inst, "race-waw", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=op != "st")
-        if op == "st":
+        if op == "st" and self.read_any:
             self._check(inst, "race-war", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=False)
         w, lanes = self._words(off, size)
         c = self.cols
@@ -203,6 +204,7 @@ class GlobalRaces:
 
     def _enter_reads(self, w, blocks, tids, line, time, epochs, wsyncs) -> None:
         c = self.cols
+        self.read_any = True
         c["r_block"][w], c["r_tid"][w], c["r_line"][w] = blocks, tids, line
         c["r_time"][w], c["r_epoch"][w], c["r_wsync"][w] = time, epochs, wsyncs
 
