@@ -14,8 +14,10 @@ atomic ticket). Plain reads are recorded too (the last reader of each word: bloc
 time, epochs), so a plain write after an unordered thread's read is race-war; a read of bytes
 outside the window waits in a bounded log (READ_LOG lanes, the first ones of the launch) and is
 entered when a write grows the window over it (an in-place update reads before anything is
-written). A reader that stores to the word in the same instruction as the writer is left alone
-(a check-then-write by many threads, a BFS's labels). An unordered read of another thread's plain write is
+written). Only a store of a value computed from a global load (an in-place update, found by
+reading the registers backwards) is checked against the readers: a label or flag made from
+indices and parameters (a BFS's level, a `found` flag) is a publish whose readers take the old
+value or the new one by design. An unordered read of another thread's plain write is
 reported when those bytes held garbage before the launch (the initcheck's unwritten marks: a
 poisoned output, an empty buffer): an early reader gets the garbage. Over a defined value it sees
 the old value or the new one, which some kernels accept on purpose (a BFS's labels), so it is left
@@ -174,7 +176,7 @@ class GlobalRaces:
             self._same_instruction(inst, blocks, tids, off, slots, values, size)
         self._grow(int(off.min()), int(off.max()) + int(size))
         self._check(inst, "race-waw", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=op != "st")
-        if op == "st" and self.read_any:
+        if op == "st" and self.read_any and self._derived(inst):
             self._check(inst, "race-war", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=False)
         w, lanes = self._words(off, size)
         c = self.cols
@@ -318,7 +320,6 @@ class GlobalRaces:
         w, lanes = self._words(off, size)
         if w is None or w.size == 0:
             return
-        every_w, every_lane = w, lanes
         c = self.cols
         if kind == "race-war":  # the earlier access is the word's last plain read
             c = {k[2:]: v for k, v in c.items() if k.startswith("r_")}
@@ -351,13 +352,6 @@ class GlobalRaces:
                 at = c["atomic"][w[other]]
                 ordered[other] |= at & (self.acquired[rb[other]] >= wt[other])
         bad = np.flatnonzero(~ordered)
-        if kind == "race-war" and bad.size:
-            # the reader stores to the word in this instruction too: a check-then-write by several
-            # threads (a BFS's labels: each read -1, each writes the level), which the kernel accepts
-            n = c["block"].size
-            mine = (blocks * self.threads + tids)[every_lane] * n + every_w
-            theirs = (wb[bad] * self.threads + c["tid"][w[bad]]) * n + w[bad]
-            bad = bad[~np.isin(theirs, mine)]
         if bad.size == 0:
             return
         # the pair to name: another block's first, else another warp's (the wider barrier is missing)
