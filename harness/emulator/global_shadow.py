@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .global_reads import Reads
 from .memory import GLOBAL_BASE
 
 _SYNC_LOADS = ("volatile", "relaxed", "acquire")  # loads meant to see other threads' writes
-READ_LOG = 1 << 16  # lanes of reads outside the window kept for a later write (the cost's bound)
-_READ_COLS = ("block", "tid", "line", "time", "epoch", "wsync")
 
 
-class GlobalRaces:
+class GlobalRaces(Reads):
     """The shadow of one launch's global writes. `report(kind, inst, here, other, why, count)` is
     the sanitizer's callback: here = (block, tid, byte offset from GLOBAL_BASE) of the access,
     other = (block, tid, line, atomic) of the earlier one, why = global | same-instruction |
@@ -187,42 +186,6 @@ class GlobalRaces:
         # garbage before this launch's first write stays garbage for a reader that comes too early
         c["fresh"][w] = c["fresh"][w] | (False if fresh is None else fresh[lanes])
 
-    def _record_reads(self, inst, blocks, tids, off, size, epochs, wsyncs) -> None:
-        """The last plain reader of each word: in the window's read columns, else in the log."""
-        line = -1 if inst.line is None else int(inst.line)
-        outside = (off < self.lo) | (off >= self.hi) if self.cols else None
-        if self.cols and not outside.all():
-            w, lanes = self._words(off, size)
-            if w is not None and w.size:
-                self._enter_reads(w, blocks[lanes], tids[lanes], line, self.clock, epochs[lanes], wsyncs[lanes])
-        if self.logged >= READ_LOG:
-            return
-        k = np.arange(off.size) if outside is None else np.flatnonzero(outside)
-        if k.size:
-            k = k[: READ_LOG - self.logged]
-            self.logged += k.size
-            self.read_log.append((off[k], blocks[k], tids[k], line, self.clock, np.asarray(epochs)[k],
-                                  np.asarray(wsyncs)[k], int(size)))
-
-    def _enter_reads(self, w, blocks, tids, line, time, epochs, wsyncs) -> None:
-        c = self.cols
-        self.read_any = True
-        c["r_block"][w], c["r_tid"][w], c["r_line"][w] = blocks, tids, line
-        c["r_time"][w], c["r_epoch"][w], c["r_wsync"][w] = time, epochs, wsyncs
-
-    def _replay_reads(self) -> None:
-        """Logged reads the window now covers go into its read columns, in the order they ran."""
-        kept = []
-        for off, blocks, tids, line, time, epochs, wsyncs, size in self.read_log:
-            inside = (off >= self.lo) & (off < self.hi)
-            if inside.any():
-                w, lanes = self._words(off, size)
-                self._enter_reads(w, blocks[lanes], tids[lanes], line, time, epochs[lanes], wsyncs[lanes])
-            if not inside.all():
-                k = ~inside
-                kept.append((off[k], blocks[k], tids[k], line, time, epochs[k], wsyncs[k], size))
-        self.read_log = kept
-
     def _remember_loads(self, slots, tids, off) -> None:
         """Per thread, the last global word it loaded: a store of that word by several threads
         in one instruction is then a read-modify-write (a lost update), not a broadcast."""
@@ -284,34 +247,6 @@ class GlobalRaces:
             self.report("race-waw", inst, (int(blocks[i]), int(tids[i]), int(off[i])),
                         (int(blocks[j]), int(tids[j]), line, False), why, int(hit.size))
 
-    def _derived(self, inst) -> bool:
-        """Whether the value a store writes is computed from a global load (x[i] = x[i] + v), read
-        backwards through the instructions before it that define its registers: lanes storing one
-        such value to one word lost each other's updates; a constant (a BFS's label) is a broadcast."""
-        got = self._derived_cache.get(inst.pc)
-        if got is not None:
-            return got
-        got = self.code is None  # without the code, assume the worst
-        if not got:
-            need = {o.name for o in _regs(inst.ops[1:])}
-            for p in range(inst.pc - 1, max(-1, inst.pc - 48), -1):
-                i = self.code[p]
-                if i.func != inst.func:
-                    break
-                if not i.ops or i.op in ("st", "bra", "bar", "red"):
-                    continue
-                dest = i.ops[0]
-                names = {o.name for o in _regs((dest,))}
-                if not names & need:
-                    continue
-                if i.op in ("ld", "ldu", "atom") and not any(m in i.mods for m in ("param", "shared", "local", "const")):
-                    got = True
-                    break
-                need -= names
-                need |= {o.name for o in _regs(i.ops[1:])}
-        self._derived_cache[inst.pc] = got
-        return got
-
     def _loaded(self, slot, tid) -> int:
         k = int(slot) * self.threads + int(tid)
         return int(self.last_load[k]) if k < self.last_load.size else -1
@@ -363,12 +298,3 @@ class GlobalRaces:
         self.report(kind, inst, (int(rb[pick]), int(rt[pick]), int(off[lanes[pick]])),
                     (int(wb[pick]), int(c["tid"][x]), int(c["line"][x]), kind != "race-war" and bool(c["atomic"][x])),
                     "global", int(bad.size))
-
-
-def _regs(ops):
-    """The register operands among ops, vectors opened."""
-    for o in ops:
-        if o.kind == "reg":
-            yield o
-        elif o.kind == "vec":
-            yield from (x for x in o.items if x.kind == "reg")

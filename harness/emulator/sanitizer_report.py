@@ -59,6 +59,8 @@ class Reports:
         """global_shadow.GlobalRaces found an unordered pair: here = (block, tid, offset) of this
         access, other = (block, tid, line, atomic) of the earlier one."""
         key = (kind, inst.file, inst.line)
+        if kind == "race-war" and ("race-waw", inst.file, inst.line) in self._found:
+            return  # `x += v` from many threads: the lost update at this store already says it
         if key in self._found:
             self._found[key][1] += count
             return

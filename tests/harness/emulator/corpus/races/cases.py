@@ -280,3 +280,14 @@ def smooth(dev, rng, kernel):
     dev.launch(kernel, 6, 128, [px, py, I32(n)])
     want = 0.5 * (x + np.append(x[1:], x[-1]))
     close(dev.read(px if kernel == "smooth_in_place" else py, F32, n), want, 1e-6, 1e-6, "smoothed")
+
+
+@case("races_warps.cu", "shift_in_place", "shift_in_place_synced", "warp-order",
+      Expect("race-war", "shift-write", "shift-read", "same", ("__syncthreads()", "different warps"),
+             ("__syncwarp()",)))
+def shift(dev, rng, kernel):
+    n = 256 - 3
+    x = rng.standard_normal(n).astype(F32)
+    px = dev.upload(x)
+    dev.launch(kernel, 1, 256, [px, I32(n)])
+    close(dev.read(px, F32, n), np.append(x[1:], F32(0)), 0, 0, "shifted")

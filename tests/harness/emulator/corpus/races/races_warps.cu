@@ -48,3 +48,19 @@ extern "C" __global__ void smooth_out_of_place(float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = 0.5f * (x[i] + (i + 1 < n ? x[i + 1] : x[i]));
 }
+
+// Shift left by one inside a block, in place: x[i] = x[i+1]. With no barrier between the read and
+// the write, the first thread of a warp may overwrite its word before the previous warp's last
+// thread has read it.
+extern "C" __global__ void shift_in_place(float* x, int n) {
+    int i = threadIdx.x;
+    float v = i + 1 < n ? x[i + 1] : 0.0f;  // MARK shift-read
+    if (i < n) x[i] = v;  // MARK shift-write
+}
+
+extern "C" __global__ void shift_in_place_synced(float* x, int n) {
+    int i = threadIdx.x;
+    float v = i + 1 < n ? x[i + 1] : 0.0f;
+    __syncthreads();
+    if (i < n) x[i] = v;
+}
