@@ -27,8 +27,9 @@ class Reads:
         if k.size:
             k = k[: READ_LOG - self.logged]
             self.logged += k.size
-            self.read_log.append((off[k], blocks[k], tids[k], line, self.clock, np.asarray(epochs)[k],
-                                  np.asarray(wsyncs)[k], int(size)))
+            o = off[k]
+            self.read_log.append((int(o.min()), int(o.max()), o, blocks[k], tids[k], line, self.clock,
+                                  np.asarray(epochs)[k], np.asarray(wsyncs)[k], int(size)))
 
     def _enter_reads(self, w, blocks, tids, line, time, epochs, wsyncs) -> None:
         c = self.cols
@@ -39,14 +40,19 @@ class Reads:
     def _replay_reads(self) -> None:
         """Logged reads the window now covers go into its read columns, in the order they ran."""
         kept = []
-        for off, blocks, tids, line, time, epochs, wsyncs, size in self.read_log:
+        for entry in self.read_log:
+            if entry[1] < self.lo or entry[0] >= self.hi:  # none of it in the window (most input reads)
+                kept.append(entry)
+                continue
+            _, _, off, blocks, tids, line, time, epochs, wsyncs, size = entry
             inside = (off >= self.lo) & (off < self.hi)
             if inside.any():
                 w, lanes = self._words(off, size)
                 self._enter_reads(w, blocks[lanes], tids[lanes], line, time, epochs[lanes], wsyncs[lanes])
             if not inside.all():
                 k = ~inside
-                kept.append((off[k], blocks[k], tids[k], line, time, epochs[k], wsyncs[k], size))
+                o = off[k]
+                kept.append((int(o.min()), int(o.max()), o, blocks[k], tids[k], line, time, epochs[k], wsyncs[k], size))
         self.read_log = kept
 
     def _derived(self, inst) -> bool:
