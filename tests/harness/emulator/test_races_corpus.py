@@ -138,3 +138,14 @@ def test_a_grid_wide_wait_under_a_schedule_stops_at_the_budget_instead_of_hangin
     res = dev.emu.launch(dev.mod, "center_grid_sync", grid=(grid, 1, 1), block=(128, 1, 1),
                          args=[dev.upload(x), y, part, sync, n])
     assert res.stopped and [f.kind for f in res.findings] == ["watchdog"]
+
+
+def test_warp_waves_come_from_the_schedule_number():
+    # even schedules run the upper half of a block's warps first (the default's reverse), odd ones
+    # a shuffled half; the same number gives the same waves, and a one-warp block has no order
+    from harness.emulator.schedule import Schedule
+
+    assert Schedule(2, 0).late_warps(8).tolist() == [True] * 4 + [False] * 4
+    odd = Schedule(3, 0).late_warps(7)
+    assert odd.sum() == 3 and (odd == Schedule(3, 0).late_warps(7)).all()
+    assert Schedule(1, 0).late_warps(1) is None
