@@ -26,7 +26,7 @@ from grader.grading import printed as _printed
 from grader import catalog
 from grader.errors import EnvironmentProblem, UsageError
 from grader.grading.runs import (EMULATOR_LABEL, PROBLEM_REASON, SCREEN_BUDGET_S, CaseOutcome, diagnose, order_stage,
-                         run_case, sanitizer_stage, screen_stage, where as _where)
+                         run_case, sanitizer_stage, screen_stage, at as _at, where as _where)
 from grader.grading.stages import CaseFailure, CompileStage, CorrectnessStage, GradeReport, ResourceStage, merge_findings
 from grader.grading.workspace import Submission, locate
 from grader.grading.python_kernels import python_compile_failure, python_compile_stage
@@ -205,7 +205,7 @@ def grade(kata_id: str | None, folder, *, backend: str = "auto", seed: int | Non
             on_case = (f" for {_cases.Case(memory.case, '', seed).label()}"
                        if memory.case and (on_gpu or memory.screened) else "")
             return GradeReport(**base, verdict="fail", stage="sanitizer",
-                               headline=f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
+                               headline=f"{match} {first.kind}{_at(first)}{on_case}: {first.message}",
                                reasons=tuple(dict.fromkeys(f.kind for f in errors)), **common)
         if not on_gpu:
             from grader.performance.model.stage import estimate_stage

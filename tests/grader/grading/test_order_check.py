@@ -93,7 +93,7 @@ def test_a_warp_that_assumes_it_runs_last_fails_the_order_check_naming_warps(tmp
     report = pipeline.grade("moe-dispatch", tmp_path, backend="cpu", case=CASE, with_estimate=False)
     assert report.verdict == "fail" and report.stage == "sanitizer", report.headline
     assert report.reasons[0] == "order-dependent"
-    assert "the warps of each block started in" in report.headline
+    assert "order-dependent: with blocks and the warps of each block started in" in report.headline  # no '?:?'
     assert "the order of warps or blocks" in report.headline
     m = re.search(r"--case schedule=(\d+)", report.headline)
     assert m, report.headline
