@@ -80,3 +80,9 @@ def diagnose(kata, emulator: Worker, data: _cases.CaseData, failure: CaseFailure
 
 def where(finding) -> str:
     return f"{Path(finding.file).name if finding.file else '?'}:{finding.line if finding.line is not None else '?'}"
+
+
+def at(finding) -> str:
+    """' at kernel.cu:12', or nothing for a finding with no place (an order dependence no atomic's
+    line explains)."""
+    return "" if finding.file is None and finding.line is None else f" at {where(finding)}"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader.grading import cases as _cases
 from grader.grading import stage_progress as _progress
-from grader.grading.runs import EMULATOR_LABEL, SCREEN_BUDGET_S, CaseOutcome, run_case, where as _where
+from grader.grading.runs import EMULATOR_LABEL, SCREEN_BUDGET_S, CaseOutcome, at as _at, run_case
 from grader.performance.efficiency import memory_report
 from grader.pipeline.draft import ReportDraft
 from grader.results import MemoryStage, merge_findings
@@ -74,7 +74,7 @@ def sanitizer_and_screen(draft: ReportDraft, grade, passed) -> None:
         draft.end(
             "fail",
             "sanitizer",
-            f"{match} {first.kind} at {_where(first)}{on_case}: {first.message}",
+            f"{match} {first.kind}{_at(first)}{on_case}: {first.message}",
             tuple(dict.fromkeys(f.kind for f in errors)),
         )
 
@@ -147,9 +147,9 @@ def schedules_for(seed: int) -> tuple[int, int]:
 
 
 def order_stage(kata, emulator: Worker, passed, memory: MemoryStage, seed: int, *, atomics: bool = True) -> MemoryStage:
-    """The sanitizer's case once more under two other legal schedules (blocks started shuffled or
-    reversed, part of the grid resident at a time, atomics arriving shuffled or reversed), with
-    the observers off. On a GPU those orders happen; in the emulator's default lockstep they never
+    """The sanitizer's case once more under two other legal schedules (blocks and a block's warps
+    started shuffled or reversed, part of the grid resident at a time, atomics arriving shuffled or
+    reversed), with the observers off. On a GPU those orders happen; in the emulator's default lockstep they never
     do, so a result that depends on them (a slot from atomicAdd taken as the thread's rank, a block
     reading a total other blocks still add to) passes everything else. A schedule the kernel cannot
     finish under (a wait for a block that is not resident) says nothing and is skipped.
@@ -191,8 +191,9 @@ def _order_finding(case, outcome: CaseOutcome, schedule: int, lines: tuple):
         )
     else:
         cause = (
-            "the order of blocks: a block uses what other blocks write or add in the same launch, which "
-            "nothing orders; finish that work in a second kernel"
+            "the order of warps or blocks: a warp or block uses what others write or add in the same launch, "
+            "which nothing orders; put a __syncthreads() between the warps of a block, and finish work "
+            "across blocks in a second kernel"
         )
     reproduce = " ".join(f"--case {k}={v}" for k, v in {**case.params, "schedule": schedule}.items())
     file, line = lines[0] if lines else (None, None)
@@ -200,7 +201,8 @@ def _order_finding(case, outcome: CaseOutcome, schedule: int, lines: tuple):
         kind="order-dependent",
         file=file,
         line=line,
-        message=f"with blocks started in {how} order, part of the grid resident at a time and atomics "
+        message=f"with blocks and the warps of each block started in {how} order, part of the grid "
+        f"resident at a time and atomics "
         f"arriving in {how} order (schedule {schedule}, as legal on a GPU as the default), "
         f"{case.label()} gives {got}: the result depends on {cause}. Rerun that schedule "
         f"with `{reproduce}`",

@@ -69,7 +69,7 @@ class Emulator:
                  instruction_budget: int = 2_000_000_000, wall_clock_s: float = 60.0,
                  observers: list[Observer] | None = None, schedule: int = 0):
         self.sanitize, self.counters = sanitize, counters
-        # 0: the default order; s > 0: another legal order of blocks and atomics (schedule.py)
+        # 0: the default order; s > 0: another legal order of blocks, warps and atomics (schedule.py)
         self.schedule, self._launched = int(schedule), 0
         self.max_resident_blocks = max_resident_blocks
         self.instruction_budget, self.wall_clock_s = instruction_budget, wall_clock_s

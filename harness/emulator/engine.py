@@ -97,7 +97,7 @@ class Engine(Synchronisation, LaunchState):
                         if k == m.size:
                             if inst.target <= pc:
                                 spins += 1
-                                if spins >= SPIN_LIMIT and runnable:
+                                if spins >= SPIN_LIMIT and (runnable or self._release()):
                                     self._push(inst.target, idx)
                                     break
                             pc = inst.target
@@ -169,7 +169,7 @@ class Engine(Synchronisation, LaunchState):
                         obs.on_issue(inst, self.lane_block[sel], self.lane_tid[sel])
                     if inst.target <= pc:
                         spins += 1
-                        if spins >= SPIN_LIMIT and runnable:
+                        if spins >= SPIN_LIMIT and (runnable or self._release()):
                             self._push(inst.target, idx)
                             break
                     pc = inst.target
@@ -212,6 +212,26 @@ class Engine(Synchronisation, LaunchState):
             return
         r = self.runnable
         r[pc] = _merge(r.get(pc), idx, self.every)
+
+    def _push_waves(self, pc: int, idx: np.ndarray) -> None:
+        """Push lanes that start a block or leave a barrier; under a schedule with warp waves
+        (schedule.late_warps) the second wave's lanes are held until the first cannot go on."""
+        if self.late is None:
+            self._push(pc, idx)
+            return
+        late = self.late[idx]
+        self._push(pc, idx[~late])
+        if late.any():
+            self.held[pc] = _merge(self.held.get(pc), idx[late], self.every)
+
+    def _release(self) -> bool:
+        """Make the held wave runnable; False when none was held."""
+        if not self.held:
+            return False
+        for pc, idx in self.held.items():
+            self._push(pc, idx)
+        self.held = {}
+        return True
 
     # ---- calls -------------------------------------------------------------------------------
     def _call(self, inst, pc, idx, sel) -> None:

@@ -10,8 +10,14 @@ Two accesses of one address are ordered when they come from one thread; from one
 __syncthreads() of that block came between (or, for lanes of one warp, a __syncwarp()); from two
 blocks, when the writer ran a fence after its write and the reader's block then ran an atomic, a
 fence or a volatile load (the pattern of the CUDA sample threadFenceReduction: write, fence,
-atomic ticket). Reads are not recorded (only loads of written bytes are checked), so a write
-after another block's read is not reported. An unordered read of another thread's plain write is
+atomic ticket). Plain reads are recorded too (the last reader of each word: block, thread, line,
+time, epochs), so a plain write after an unordered thread's read is race-war; a read of bytes
+outside the window waits in a bounded log (READ_LOG lanes, the first ones of the launch) and is
+entered when a write grows the window over it (an in-place update reads before anything is
+written). Only a store of a value computed from a global load (an in-place update, found by
+reading the registers backwards) is checked against the readers: a label or flag made from
+indices and parameters (a BFS's level, a `found` flag) is a publish whose readers take the old
+value or the new one by design. An unordered read of another thread's plain write is
 reported when those bytes held garbage before the launch (the initcheck's unwritten marks: a
 poisoned output, an empty buffer): an early reader gets the garbage. Over a defined value it sees
 the old value or the new one, which some kernels accept on purpose (a BFS's labels), so it is left
@@ -24,12 +30,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .global_reads import Reads
 from .memory import GLOBAL_BASE
 
 _SYNC_LOADS = ("volatile", "relaxed", "acquire")  # loads meant to see other threads' writes
 
 
-class GlobalRaces:
+class GlobalRaces(Reads):
     """The shadow of one launch's global writes. `report(kind, inst, here, other, why, count)` is
     the sanitizer's callback: here = (block, tid, byte offset from GLOBAL_BASE) of the access,
     other = (block, tid, line, atomic) of the earlier one, why = global | same-instruction |
@@ -51,6 +58,9 @@ class GlobalRaces:
         self.fences: dict[int, list[int]] = {}  # per linear block: the times of its fences
         self.acquired = np.zeros(size, np.int64)  # per linear block: its last atomic, fence or volatile load
         self.last_load = np.zeros(0, np.int64)  # per (block slot, thread): the last word it loaded + 1
+        self.read_log: list[tuple] = []  # (offsets, blocks, tids, line, time, epochs, wsyncs) outside the window
+        self.logged = 0
+        self.read_any = False  # whether the read columns hold a read (else a store checks no race-war)
 
     # ---- ordering events ------------------------------------------------------------------
     def _cover(self, blocks: np.ndarray) -> None:
@@ -98,12 +108,17 @@ class GlobalRaces:
         n = (hi - lo) // g
         fresh = {"block": np.full(n, -1, np.int64), "tid": np.zeros(n, np.int32), "line": np.zeros(n, np.int32),
                  "time": np.zeros(n, np.int64), "epoch": np.zeros(n, np.int64), "wsync": np.zeros(n, np.int64),
-                 "atomic": np.zeros(n, bool), "fresh": np.zeros(n, bool)}
+                 "atomic": np.zeros(n, bool), "fresh": np.zeros(n, bool),
+                 "r_block": np.full(n, -1, np.int64), "r_tid": np.zeros(n, np.int32),
+                 "r_line": np.zeros(n, np.int32), "r_time": np.zeros(n, np.int64),
+                 "r_epoch": np.zeros(n, np.int64), "r_wsync": np.zeros(n, np.int64)}
         if self.cols:
             at = (self.lo - lo) // g
             for k, col in self.cols.items():
                 fresh[k][at:at + col.size] = col
         self.cols, self.lo, self.hi = fresh, lo, hi
+        if self.read_log:
+            self._replay_reads()
 
     def _refine(self, addrs: np.ndarray, size: int) -> None:
         low = int(np.bitwise_or.reduce(addrs)) | int(size) | self.g | self.lo
@@ -143,6 +158,7 @@ class GlobalRaces:
                 return
             if self.cols and int(off.max()) >= self.lo and int(off.min()) < self.hi:
                 self._check(inst, "race-raw", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=False)
+            self._record_reads(inst, blocks, tids, off, size, epochs, wsyncs)
             return
         if op != "st":  # an atomic: acquires, and never races with another atomic
             self.acquired[blocks] = self.clock
@@ -159,6 +175,8 @@ class GlobalRaces:
             self._same_instruction(inst, blocks, tids, off, slots, values, size)
         self._grow(int(off.min()), int(off.max()) + int(size))
         self._check(inst, "race-waw", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=op != "st")
+        if op == "st" and self.read_any and self._derived(inst):
+            self._check(inst, "race-war", blocks, tids, off, size, slots, epochs, wsyncs, plain_only=False)
         w, lanes = self._words(off, size)
         c = self.cols
         c["block"][w], c["tid"][w] = blocks[lanes], tids[lanes]
@@ -229,34 +247,6 @@ class GlobalRaces:
             self.report("race-waw", inst, (int(blocks[i]), int(tids[i]), int(off[i])),
                         (int(blocks[j]), int(tids[j]), line, False), why, int(hit.size))
 
-    def _derived(self, inst) -> bool:
-        """Whether the value a store writes is computed from a global load (x[i] = x[i] + v), read
-        backwards through the instructions before it that define its registers: lanes storing one
-        such value to one word lost each other's updates; a constant (a BFS's label) is a broadcast."""
-        got = self._derived_cache.get(inst.pc)
-        if got is not None:
-            return got
-        got = self.code is None  # without the code, assume the worst
-        if not got:
-            need = {o.name for o in _regs(inst.ops[1:])}
-            for p in range(inst.pc - 1, max(-1, inst.pc - 48), -1):
-                i = self.code[p]
-                if i.func != inst.func:
-                    break
-                if not i.ops or i.op in ("st", "bra", "bar", "red"):
-                    continue
-                dest = i.ops[0]
-                names = {o.name for o in _regs((dest,))}
-                if not names & need:
-                    continue
-                if i.op in ("ld", "ldu", "atom") and not any(m in i.mods for m in ("param", "shared", "local", "const")):
-                    got = True
-                    break
-                need -= names
-                need |= {o.name for o in _regs(i.ops[1:])}
-        self._derived_cache[inst.pc] = got
-        return got
-
     def _loaded(self, slot, tid) -> int:
         k = int(slot) * self.threads + int(tid)
         return int(self.last_load[k]) if k < self.last_load.size else -1
@@ -266,6 +256,9 @@ class GlobalRaces:
         if w is None or w.size == 0:
             return
         c = self.cols
+        if kind == "race-war":  # the earlier access is the word's last plain read
+            c = {k[2:]: v for k, v in c.items() if k.startswith("r_")}
+            c["atomic"] = np.zeros(0, bool)
         wb = c["block"][w]
         live = wb >= 0
         if plain_only:
@@ -303,14 +296,5 @@ class GlobalRaces:
         pick = int(cross[0]) if cross.size else int(bad[0])
         x = int(w[pick])
         self.report(kind, inst, (int(rb[pick]), int(rt[pick]), int(off[lanes[pick]])),
-                    (int(wb[pick]), int(c["tid"][x]), int(c["line"][x]), bool(c["atomic"][x])),
+                    (int(wb[pick]), int(c["tid"][x]), int(c["line"][x]), kind != "race-war" and bool(c["atomic"][x])),
                     "global", int(bad.size))
-
-
-def _regs(ops):
-    """The register operands among ops, vectors opened."""
-    for o in ops:
-        if o.kind == "reg":
-            yield o
-        elif o.kind == "vec":
-            yield from (x for x in o.items if x.kind == "reg")

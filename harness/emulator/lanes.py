@@ -118,6 +118,11 @@ class LaunchState:
         (lane, self.lane_slot, self.lane_tid, self.tid_xyz, self.laneid, self.lbit, self.gwarp,
          self.warp_exists) = _geometry(R, self.block)
         self.every = lane  # every lane index; lane sets that fill a range are views of it
+        # under a schedule, the lanes of a block's second wave of warps (schedule.late_warps): they
+        # wait in `held` until nothing else can run (engine._release)
+        late = schedule.late_warps(self.WPB) if schedule is not None else None
+        self.late = None if late is None else late[self.lane_tid // 32]
+        self.held: dict[int, np.ndarray] = {}
         self.ctaid_xyz = [np.zeros(N, np.uint32) for _ in range(3)]
         self.lane_block = np.zeros(N, np.int64)
         self.slot_block = np.full(R, -1, np.int64)
@@ -282,7 +287,7 @@ class LaunchState:
             self.observer.on_block_start(blocks)
             if self.reserved_smem:
                 self.observer.on_shared_init(blocks, 0, self.reserved_smem)
-        self._push(self.kernel.start, lanes)
+        self._push_waves(self.kernel.start, lanes)
 
     def _finish_blocks(self, slots: np.ndarray) -> None:
         if self.observer is not None:

@@ -59,6 +59,8 @@ class Reports:
         """global_shadow.GlobalRaces found an unordered pair: here = (block, tid, offset) of this
         access, other = (block, tid, line, atomic) of the earlier one."""
         key = (kind, inst.file, inst.line)
+        if kind == "race-war" and ("race-waw", inst.file, inst.line) in self._found:
+            return  # `x += v` from many threads: the lost update at this store already says it
         if key in self._found:
             self._found[key][1] += count
             return
@@ -91,7 +93,7 @@ class Reports:
                                                  f", or after a {fix('__syncthreads()', lang)}"))
         else:
             verb = "reads" if kind == "race-raw" else "writes"
-            done = "updated atomically" if other[3] else "wrote"
+            done = "read" if kind == "race-war" else "updated atomically" if other[3] else "wrote"
             if blocks_differ:
                 order = (f"nothing orders two blocks of one launch ({fix('__syncthreads()', lang)} orders its own "
                          "block only). Use the value in a second kernel launched after this one, or publish it "

@@ -12,8 +12,12 @@ a kernel may legally observe:
 - atomic arrival order: the lanes of each atomic instruction arrive in a shuffled order (odd s) or
   in reverse (even s), across warps and blocks.
 
-Warps inside a block still run in lockstep by program counter (barrier and shuffle semantics need
-no change), so an order between warps of one block is left to the sanitizer's race checks.
+- warp order: a block's warps run in two waves between barriers: the first half of the warps in
+  a shuffled order (odd s) or the upper half (even s, the reverse of the default) runs up to the
+  next __syncthreads() (or its exit) before the other half starts, so a warp that uses what a
+  warp of the other wave writes or adds without a barrier sees it missing. Inside a wave the
+  lanes keep the default lockstep (lowest PC first, so a warp still reconverges); a wave that
+  spins on a flag the other wave sets lets it run (the engine's spin rotation).
 """
 from __future__ import annotations
 
@@ -33,6 +37,15 @@ class Schedule:
     def residency(self, resident: int, count: int) -> int:
         waves = 2 if self.shuffle else 3
         return max(1, min(resident, -(-count // waves)))
+
+    def late_warps(self, warps: int) -> np.ndarray | None:
+        """Per warp of a block, whether it runs in the second wave (None: one warp, no order)."""
+        if warps < 2:
+            return None
+        order = self.rng.permutation(warps) if self.shuffle else np.arange(warps)[::-1].copy()
+        late = np.zeros(warps, bool)
+        late[order[(warps + 1) // 2:]] = True
+        return late
 
     def arrival(self, n: int) -> np.ndarray:
         return self.rng.permutation(n) if self.shuffle else np.arange(n)[::-1].copy()

@@ -23,6 +23,8 @@ class Synchronisation:
 
     def _idle(self) -> bool:
         """Nothing runnable: finish, or report a deadlock. False ends the loop."""
+        if self._release():  # a block's second wave of warps (schedule.py) goes now
+            return True
         if self.bar_waiting or self.ws_waiting or getattr(self, "cluster_waiting", None):
             self._deadlock()
             return False
@@ -35,7 +37,7 @@ class Synchronisation:
             if self.observer is not None:
                 self.observer.on_barrier(self.slot_block[self.slot_block >= 0])
             inst.run(_sel(idx))  # nothing, or bar.red's block-wide reduction
-            self._push(pc + 1, idx)
+            self._push_waves(pc + 1, idx)
             return
         self.bar_waiting[pc] = _merge(self.bar_waiting.get(pc), idx, self.every)
         self.arrived[bid] = self.arrived.get(bid, np.zeros(self.R, np.int64)) + np.bincount(
@@ -84,7 +86,7 @@ class Synchronisation:
                 everyone = np.sort(np.concatenate([lanes for _, lanes in froms]))
                 self.code[froms[0][0]].run(_sel(everyone))
             for p, lanes in froms:
-                self._push(p + 1, lanes)
+                self._push_waves(p + 1, lanes)
 
     def _after_exit(self, first, done) -> None:
         """A barrier completed because exited threads count as arrived. Threads that exited without

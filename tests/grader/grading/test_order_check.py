@@ -69,3 +69,34 @@ def test_slots_counted_from_the_data_pass_under_every_schedule(tmp_path):
 def test_a_schedule_that_is_not_a_number_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match="schedule"):
         pipeline.grade("moe-dispatch", _folder(tmp_path, COUNTED), backend="cpu", case={**CASE, "schedule": "x"})
+
+
+# The offsets are scanned by the block's last thread right after the counting, with no barrier:
+# it reads the counts atomically (so no race check names it) and takes its warp to run last.
+LAST_WARP_SCAN = KERNEL.replace(
+    """    __syncthreads();
+    if (t == 0) {
+        int acc = 0;
+        for (int e = 0; e < E; e++) { offsets[e] = acc; acc += counts[e]; }
+    }""",
+    """    if (t == blockDim.x - 1) {
+        int acc = 0;
+        for (int e = 0; e < E; e++) { offsets[e] = acc; acc += atomicAdd(&counts[e], 0); }
+    }""").replace("RANK", COUNTED)
+
+
+def test_a_warp_that_assumes_it_runs_last_fails_the_order_check_naming_warps(tmp_path):
+    assert LAST_WARP_SCAN != KERNEL.replace("RANK", COUNTED)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "kernel.cu").write_text(LAST_WARP_SCAN)
+    (tmp_path / "launch.py").write_text(LAUNCH)
+    report = pipeline.grade("moe-dispatch", tmp_path, backend="cpu", case=CASE, with_estimate=False)
+    assert report.verdict == "fail" and report.stage == "sanitizer", report.headline
+    assert report.reasons[0] == "order-dependent"
+    assert "order-dependent: with blocks and the warps of each block started in" in report.headline  # no '?:?'
+    assert "the order of warps or blocks" in report.headline
+    m = re.search(r"--case schedule=(\d+)", report.headline)
+    assert m, report.headline
+    again = pipeline.grade("moe-dispatch", tmp_path, backend="cpu", case={**CASE, "schedule": m[1]},
+                           with_estimate=False)
+    assert again.verdict == "fail" and again.stage == "correctness", again.headline

@@ -70,7 +70,7 @@ def test_the_wrong_kernel_is_named_by_its_cause(name):
         assert phrase not in f.message, f"{phrase!r} in: {f.message}"
 
 
-ORDERED = sorted(n for n, c in _races.CASES.items() if c.cls in ("atomic-order", "cross-block"))
+ORDERED = sorted(n for n, c in _races.CASES.items() if c.cls in ("atomic-order", "cross-block", "warp-order"))
 
 
 @pytest.mark.parametrize("name", ORDERED)
@@ -82,7 +82,7 @@ def test_an_order_dependent_result_shows_as_a_mismatch_under_another_schedule(na
     assert failing, "no schedule tried shows it"
     again = _run(c, c.wrong, sanitize=False, schedule=failing[0])[1]
     assert again is not None, "a schedule number reproduces its run"
-    if c.expect.kind == "order-dependent":  # the atomics whose returned values moved are named
+    if c.cls == "atomic-order":  # the atomics whose returned values moved are named
         dev, _ = _run(c, c.wrong, sanitize=False, schedule=failing[0])
         lines = {line for r in dev.results for _, line in r.atomic_order}
         assert _races.line_of(c.source, c.expect.line) in lines
@@ -138,3 +138,14 @@ def test_a_grid_wide_wait_under_a_schedule_stops_at_the_budget_instead_of_hangin
     res = dev.emu.launch(dev.mod, "center_grid_sync", grid=(grid, 1, 1), block=(128, 1, 1),
                          args=[dev.upload(x), y, part, sync, n])
     assert res.stopped and [f.kind for f in res.findings] == ["watchdog"]
+
+
+def test_warp_waves_come_from_the_schedule_number():
+    # even schedules run the upper half of a block's warps first (the default's reverse), odd ones
+    # a shuffled half; the same number gives the same waves, and a one-warp block has no order
+    from harness.emulator.schedule import Schedule
+
+    assert Schedule(2, 0).late_warps(8).tolist() == [True] * 4 + [False] * 4
+    odd = Schedule(3, 0).late_warps(7)
+    assert odd.sum() == 3 and (odd == Schedule(3, 0).late_warps(7)).all()
+    assert Schedule(1, 0).late_warps(1) is None

@@ -37,7 +37,7 @@ class RaceCase:
     right: str
     run: object  # fn(dev, rng, kernel)
     expect: Expect
-    # the class: global-race | atomic-order | cross-block | memory-order (a missing fence, which
+    # the class: global-race | atomic-order | warp-order | cross-block | memory-order (a missing fence, which
     # the emulator's sequentially consistent memory never shows) | barrier | scope | numba | cp-async |
     # branch-barrier
     cls: str

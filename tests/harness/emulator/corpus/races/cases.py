@@ -258,3 +258,36 @@ def inverse_gather(dev, rng, kernel):
              ("early return",)))
 def numba_reverse_half(dev, rng, kernel):
     reverse_half(dev, rng, kernel)
+
+
+# ---- the order of a block's warps; a write after another block's read -------------------------
+@case("races_warps.cu", "row_sum_last_warp", "row_sum_barrier", "warp-order",
+      Expect("order-dependent", "warp-last", None, None, ("order of warps",)))
+def row_sum_last_warp(dev, rng, kernel):
+    rows, cols = 3, 1000
+    x = rng.standard_normal((rows, cols)).astype(F32)
+    out = dev.empty(rows, F32)
+    dev.launch(kernel, rows, 256, [dev.upload(x), out, I32(cols)])
+    close(dev.read(out, F32, rows), x.astype(np.float64).sum(axis=1), 1e-4, 1e-3, "row sums")
+
+
+@case("races_warps.cu", "smooth_in_place", "smooth_out_of_place", "cross-block",
+      Expect("race-war", "smooth-write", "smooth-read", "different", ("second kernel",)))
+def smooth(dev, rng, kernel):
+    n = 6 * 128 - 5
+    x = rng.standard_normal(n).astype(F32)
+    px, py = dev.upload(x), dev.empty(n, F32)
+    dev.launch(kernel, 6, 128, [px, py, I32(n)])
+    want = 0.5 * (x + np.append(x[1:], x[-1]))
+    close(dev.read(px if kernel == "smooth_in_place" else py, F32, n), want, 1e-6, 1e-6, "smoothed")
+
+
+@case("races_warps.cu", "shift_in_place", "shift_in_place_synced", "warp-order",
+      Expect("race-war", "shift-write", "shift-read", "same", ("__syncthreads()", "different warps"),
+             ("__syncwarp()",)))
+def shift(dev, rng, kernel):
+    n = 256 - 3
+    x = rng.standard_normal(n).astype(F32)
+    px = dev.upload(x)
+    dev.launch(kernel, 1, 256, [px, I32(n)])
+    close(dev.read(px, F32, n), np.append(x[1:], F32(0)), 0, 0, "shifted")
