@@ -34,6 +34,7 @@ class LaunchResult:
     instructions: int  # issued PC-group instructions (the watchdog's unit)
     printed: tuple = ()  # device printf: (block, thread, seq, block xyz, thread xyz, text) (printf.py)
     printed_cut: int = 0  # printf lines past printf.KEEP, counted only
+    work: int = 0  # emulated work (engine.Engine.work: lanes weighted by opcode, plus issues)
 
 
 class LoadedModule:
@@ -62,6 +63,7 @@ class Emulator:
         self.sanitize, self.counters = sanitize, counters
         self.max_resident_blocks = max_resident_blocks
         self.instruction_budget, self.wall_clock_s = instruction_budget, wall_clock_s
+        self.work_budget: int | None = None  # emulated work per launch (engine.Engine.work), None: no cap
         self.extra_observers = list(observers or [])
         self.mem = GlobalMemory()
         self.init = GlobalInit()  # bytes marked unwritten, for the sanitizer's global initcheck
@@ -137,13 +139,15 @@ class Emulator:
         eng = Engine(self.mem, mod.module, kernel, grid, block, shared_bytes, list(args), observer,
                      self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at,
                      blocks=blocks)
+        if self.work_budget is not None:
+            eng.work_budget = int(self.work_budget)
         stopped, issued = eng.run()
         found = eng.findings_list() + (list(observer.findings) if observer is not None else [])
         if int(shared_bytes) > DYNAMIC_SHARED_DEFAULT:
             found.append(_large_shared(mod, kernel, int(shared_bytes)))
         self.findings.extend(found)
         return LaunchResult(found, counters, stopped, issued, tuple(getattr(eng, "printed", ())),
-                            int(getattr(eng, "printed_cut", 0)))
+                            int(getattr(eng, "printed_cut", 0)), eng.work())
 
 
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # bytes a launch may ask for without opting in
