@@ -53,10 +53,11 @@ class CpuBackend(Backend):
         self.findings: list = []  # every Finding of every launch, in order
         self.printed: list = []  # (kernel, printf lines, lines cut) per launch that printed
         self.stopped = False  # a launch was cut short (watchdog, deadlock)
-        # run_budget: instruction issues (the emulator's unit of work) for all launches of the run
+        # run_budget: emulated work (LaunchResult.work: issues plus weighted lanes) for all launches of the run
         # together, or None; counted work, so where a run stops never depends on the machine's load
         self.run_budget: int | None = None
         self.issued = 0  # instruction issues of every launch so far
+        self.work = 0  # emulated work (the emulator's LaunchResult.work) of every launch so far
         self.out_of_budget = False  # a launch was cut (or skipped) because run_budget ran out
         self._counters: list = []  # one emulator Counters per launch
 
@@ -145,11 +146,11 @@ class CpuBackend(Backend):
         values = [self._address(a) if isinstance(a, Buffer) else a for a in args]
         blocks = self.sample(name, tuple(grid), tuple(block)) if self.sample is not None else None
         if self.run_budget is not None:
-            left = self.run_budget - self.issued
+            left = self.run_budget - self.work
             if left <= 0:  # the budget is spent: this launch is not run at all
                 self.stopped = self.out_of_budget = True
                 return
-            self._emu.instruction_budget = left
+            self._emu.work_budget = left
         result = self._emu.launch(self._module, self._entry(name) or name, grid=tuple(grid),
                                   block=tuple(block), shared_bytes=int(shared), args=values, blocks=blocks)
         self.findings.extend(result.findings)
@@ -158,7 +159,8 @@ class CpuBackend(Backend):
             self.printed.append((name, result.printed, result.printed_cut))
         self.stopped = self.stopped or bool(result.stopped)
         self.issued += int(result.instructions)
-        if self.run_budget is not None and result.stopped and self.issued > self.run_budget:
+        self.work += int(result.work)
+        if self.run_budget is not None and result.stopped and self.work > self.run_budget:
             self.out_of_budget = True
         if result.counters is not None:
             self._counters.append((name, result.counters))

@@ -43,6 +43,7 @@ class LaunchResult:
     printed_cut: int = 0  # printf lines past printf.KEEP, counted only
     # with a schedule: (file, line) of atomics whose returned values the arrival order changed
     atomic_order: tuple = ()
+    work: int = 0  # emulated work (engine.Engine.work: lanes weighted by opcode, plus issues)
 
 
 class LoadedModule:
@@ -73,6 +74,7 @@ class Emulator:
         self.schedule, self._launched = int(schedule), 0
         self.max_resident_blocks = max_resident_blocks
         self.instruction_budget, self.wall_clock_s = instruction_budget, wall_clock_s
+        self.work_budget: int | None = None  # emulated work per launch (engine.Engine.work), None: no cap
         self.extra_observers = list(observers or [])
         self.mem = GlobalMemory()
         self.init = GlobalInit()  # bytes marked unwritten, for the sanitizer's global initcheck
@@ -154,6 +156,8 @@ class Emulator:
         eng = Engine(self.mem, mod.module, kernel, grid, block, shared_bytes, list(args), observer,
                      self.instruction_budget, self.wall_clock_s, self.max_resident_blocks, mod.globals_at,
                      blocks=blocks, schedule=sched)
+        if self.work_budget is not None:
+            eng.work_budget = int(self.work_budget)
         stopped, issued = eng.run()
         found = by_cause(eng.findings_list() + (list(observer.findings) if observer is not None else []))
         if int(shared_bytes) > DYNAMIC_SHARED_DEFAULT:
@@ -162,7 +166,7 @@ class Emulator:
         return LaunchResult(found, counters, stopped, issued, tuple(getattr(eng, "printed", ())),
                             int(getattr(eng, "printed_cut", 0)),
                             tuple(sorted(sched.atomic_lines, key=lambda fl: (fl[0] or "", fl[1] or 0)))
-                            if sched is not None else ())
+                            if sched is not None else (), eng.work())
 
 
 DYNAMIC_SHARED_DEFAULT = 48 * 1024  # bytes a launch may ask for without opting in

@@ -29,6 +29,15 @@ from .sync import Synchronisation
 
 SPIN_LIMIT = 64  # backward branches in a row by one group before another group gets a turn
 
+#: Emulated work, the unit of a deterministic budget: each issue costs ISSUE_WORK (the loop's and
+#: the observers' fixed cost per issue) plus its active lanes times LANE_COST of its opcode (1 for
+#: plain arithmetic; an mma lane multiplies a fragment, a memory lane is traced by the observers).
+#: ISSUE_WORK is fitted to the CPU seconds of the catalogue's model runs (~23 us per issue and
+#: ~11 ns per unit of lane work under a profiling observer); the opcode ratios are rough. Counted,
+#: so a budget in work stops a run at the same place on any machine and under any load.
+ISSUE_WORK = 2048
+LANE_COST = {"mma": 16, "wmma": 16, "ld": 2, "st": 2, "atom": 4, "red": 4, "cp": 2, "ldmatrix": 8}
+
 
 class Engine(Synchronisation, LaunchState):
     """One launch. LaunchState holds the lanes, registers and memory windows; this is the loop."""
@@ -39,6 +48,7 @@ class Engine(Synchronisation, LaunchState):
         self.boxed = two is not None
         fused.attach(self, self.code_used)
         for inst in self.code_used:
+            inst.cost = LANE_COST.get(inst.op, 1)
             if inst.batch is None:
                 ops.bind(self, inst)
             else:
@@ -54,10 +64,15 @@ class Engine(Synchronisation, LaunchState):
                     self.observer.on_kernel_end()
         return self.stopped, self.issued
 
+    def work(self) -> int:
+        """Emulated work so far (ISSUE_WORK per issue plus cost-weighted lanes)."""
+        return self.lane_work + ISSUE_WORK * self.issued
+
     # ---- the loop ----------------------------------------------------------------------------
     def _loop(self) -> None:
         code, runnable = self.code, self.runnable
         budget, deadline = self.budget, time.monotonic() + self.wall_clock_s
+        work_budget = self.work_budget  # emulated work (work()), checked every issue
         obs = self.observer if wants_issue(self.observer) else None  # only on_issue is called here
         spins, rotate_from = 0, -1
         while not self.stopped:
@@ -78,14 +93,19 @@ class Engine(Synchronisation, LaunchState):
                 idx = boxes.written(runnable.pop(pc))
                 nxt = min(runnable) if runnable else 1 << 62
             sel, box = boxes.lanes_of(self, idx)
+            n = idx.size
             while True:
                 inst = code[pc]
                 self.issued += 1
-                if self.issued & 1023 == 0:
+                self.lane_work += n * inst.cost
+                if self.issued & 1023 == 0 or self.lane_work + ISSUE_WORK * self.issued > work_budget:
                     if self.stopped:  # an instruction ended the launch (a hang ops_mbarrier detected)
                         return
+                    if self.work() > work_budget:
+                        self._watchdog(inst, idx, "work")
+                        return
                     if self.issued > budget or time.monotonic() > deadline:
-                        self._watchdog(inst, idx, self.issued > budget)
+                        self._watchdog(inst, idx, "issues" if self.issued > budget else "")
                         return
                 g = inst.gv
                 if g is not None:
@@ -150,6 +170,7 @@ class Engine(Synchronisation, LaunchState):
                                     obs.on_issue(code[pc + k], blocks, tids)
                             fused.run(self, b, sel, m)
                             self.issued += m - 1
+                            self.lane_work += (m - 1) * n
                             pc += m
                             if pc >= nxt:
                                 self._push(pc, idx)

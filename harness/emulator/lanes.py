@@ -163,6 +163,7 @@ class LaunchState:
         self.found: dict[tuple, Finding] = {}
         self.stopped, self.issued, self.next_block, self.clock = False, 0, 0, 0
         self.timer_start = time.time_ns()  # %globaltimer's value when the launch began
+        self.lane_work, self.work_budget = 0, 1 << 62  # emulated work (engine.Engine.work) and its cap
         self.resident = 0  # slots holding a block
         if observer is not None:
             observer.on_kernel_start(kernel.name, self.grid, self.block, self.shared_size)

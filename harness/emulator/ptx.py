@@ -31,7 +31,7 @@ class Param:
 class Inst:
     """A decoded instruction. `run`/`kind` are filled in by the ops layer when a launch binds it."""
     __slots__ = ("pc", "opcode", "op", "mods", "ops", "guard", "neg", "file", "line", "func", "text",
-                 "kind", "run", "target", "aux", "gv", "run2", "gv2", "batch")
+                 "kind", "run", "target", "aux", "gv", "run2", "gv2", "batch", "cost")
 
     def __init__(self, pc, opcode, ops, guard, neg, file, line, func, text):
         self.pc, self.opcode, self.ops, self.guard, self.neg = pc, opcode, ops, guard, neg
@@ -41,6 +41,7 @@ class Inst:
         self.kind, self.run, self.target, self.aux, self.gv = 0, None, None, None, None
         self.run2, self.gv2 = None, None  # the run and guard for box-shaped lane sets (boxes.py)
         self.batch = None  # (run, offset) when it starts or continues a fused run (fused.py)
+        self.cost = 1  # emulated work per active lane, relative to plain arithmetic (engine.LANE_COST)
 
     def __repr__(self):
         return f"<{self.pc}: {self.text} @{self.file}:{self.line}>"

@@ -155,8 +155,9 @@ class Synchronisation:
         b = self.block_xyz(int(self.slot_block[slot]))
         return f"thread{'s' if tids.size > 1 else ''} {text} of block ({b[0]},{b[1]},{b[2]})"
 
-    def _watchdog(self, inst, idx, budget: bool) -> None:
-        why = (f"ran {self.issued} instruction issues (the budget)" if budget
+    def _watchdog(self, inst, idx, budget: str) -> None:
+        why = (f"ran {self.issued} instruction issues (the budget)" if budget == "issues"
+               else f"ran {self.work():,} units of emulated work (the budget)" if budget == "work"
                else f"ran longer than {self.wall_clock_s:g} s of wall clock")
         self.report("watchdog", inst, idx, f"the kernel {why} and was stopped near {self.where(inst.pc)}: "
                     "probably an endless loop or a spin-wait nothing will release")

@@ -9,7 +9,7 @@ Two runs per case:
   shape, or smaller where the inputs are too large to make or a thread's loop too long to run);
   "full": the whole plan at a smaller shape (plans that steer themselves by what the kernels
   found, as BFS does).
-Every run's budget is counted in emulated work (instruction issues), never in wall-clock time,
+Every run's budget is counted in emulated work (issues and their lanes), never in wall-clock time,
 so the same kernel gets the same estimate on an idle or a loaded machine. A run that does not
 fit its budget is run again at a smaller shape (the kata's `check_halve` dimensions halved, all
 together) with a second, larger one beside it, and each instruction's count per block is
@@ -30,12 +30,14 @@ from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvab
 from harness.backends.plan import Plan
 
 SAMPLE_THREADS = 1024  # threads emulated per launch in a sample run (blocks 0, 1, ... of the grid)
-#: instruction issues (the emulator's unit of work: one instruction for one group of lanes at
-#: one PC) for all model runs of a kata together, and for one run at most. The Profile observer
-#: runs ~30-60 k issues a second on one core: the catalogue's solutions need a few thousand to
-#: ~100 k (a few seconds); a learner's one-thread-per-row attention spends all of it (~10-15 s).
-OBSERVE_STEPS = 500_000
-RUN_STEPS = 250_000
+#: emulated work (harness/emulator/engine.py: a fixed cost per instruction issue plus the issue's
+#: active lanes weighted by opcode, which tracks CPU time where counting issues alone did not: a
+#: wide group or an mma costs far more than one scalar issue) for all model runs of a kata
+#: together, and for one run at most. A unit is ~7-11 ns of one core under the Profile observer:
+#: the catalogue's solutions need 1-450 M (~0.1-4 s here); a learner's one-thread-per-row attention
+#: spends all of it. A shape that does not fit is run smaller and extrapolated (_observe_case).
+OBSERVE_STEPS = 1_000_000_000
+RUN_STEPS = 500_000_000
 #: no wall-clock limit on a model run: where it stops must never depend on the machine's load (the
 #: worker's own timeout, stage.OBSERVE_TIMEOUT_S, is the safety net for an emulator that hangs)
 SAFETY_WALL_S = float("inf")
@@ -90,7 +92,7 @@ def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extr
 
 def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int,
               sample_threads: int = SAMPLE_THREADS, steps: int = RUN_STEPS) -> tuple:
-    """(Profile launches, cost at params, stopped, out of budget, issues) of the model run."""
+    """(Profile launches, cost at params, stopped, out of budget, emulated work) of the model run."""
     from harness.emulator.profile import Profile
 
     profile = Profile()
@@ -125,7 +127,7 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
         L["syncs"] = 0
     if profile.launches:
         profile.launches[-1]["syncs"] = reads[0]
-    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.issued
+    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.work
 
 
 def _largest_public(kata) -> dict:
@@ -152,7 +154,7 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
     out = []
     entries = lib["cases"] if cases is None else [c for c in lib["cases"] if c["case"] in cases]
     run = _memo(model_run, kata)
-    left = OBSERVE_STEPS  # instruction issues of model runs (dry runs are quick)
+    left = OBSERVE_STEPS  # emulated work of model runs (dry runs are quick)
     mode = lib["mode"]
     halvings = 0
     for n, entry in enumerate(entries):
@@ -195,7 +197,7 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
 
 
 def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_list, mode, seed, budget):
-    """(runs, stopped, out of budget, issues used, the model shapes run). Each run may spend what
+    """(runs, stopped, out of budget, work used, the model shapes run). Each run may spend what
     is left of the case's budget; while one does not fit, the pair below it is run instead (the
     shape that did not fit, halved, and that halved again; a smaller shape that fitted is reused,
     not run again). Past the budget, and half of it again for the pair below, the estimate is
@@ -205,7 +207,12 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
     for attempt in range(MAX_HALVINGS + 1):
         runs, stopped, over = [], False, False
         for params in params_list:
-            steps = max(1000, min(RUN_STEPS, int(1.5 * budget) - used))
+            allowance = int(1.5 * budget) - used
+            if not runs and attempt == 0 and len(params_list) == 1:
+                # a lone shape that may not fit leaves half for the pair below it (a cut run's
+                # work is lost, and the pair then costs ~3/4 of a run at the upper shape)
+                allowance = min(allowance, int(0.75 * budget))
+            steps = max(1000, min(RUN_STEPS, allowance))
             try:
                 launches, cost, cut, out, issued = run(kata, ptx, filename, launch_fn, launch_file, dict(params),
                                                        mode, seed, lib.get("sample_threads", SAMPLE_THREADS), steps)

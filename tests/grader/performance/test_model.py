@@ -129,8 +129,8 @@ def _one_warp(tmp_path):
 def test_a_model_run_that_cannot_finish_in_its_budget_gets_at_least_a_time_and_no_score_or_tier(tmp_path, monkeypatch):
     from grader.performance.model import observe
 
-    monkeypatch.setattr(observe, "OBSERVE_STEPS", 2000)
-    monkeypatch.setattr(observe, "RUN_STEPS", 1000)
+    monkeypatch.setattr(observe, "OBSERVE_STEPS", 4_000_000)  # ~2000 issues of work
+    monkeypatch.setattr(observe, "RUN_STEPS", 2_000_000)
     e = _estimate("reduce", _one_warp(tmp_path))
     (case,) = e.cases
     assert case.method == "incomplete" and case.score is None and e.value is None and e.tier == ""
@@ -195,7 +195,7 @@ def test_profile_counts_a_warp_request_as_one_l1_wavefront_per_128_byte_line():
 
 
 def test_every_model_run_shares_one_budget_of_emulated_work(monkeypatch):
-    """top-p's two bench cases: every run's budget comes from one count of instruction issues for
+    """top-p's two bench cases: every run's budget comes from one count of emulated work for
     the kata, and what they spent stays within it (and the half again the pair below may take)."""
     from grader.performance.model import observe
 
