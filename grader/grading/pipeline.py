@@ -248,9 +248,21 @@ def _prefetch(worker: Worker, kata_id: str, seed: int) -> None:
 
 
 def _performance(worker: Worker, kata_id: str, compiled, seed: int, kernel_path: str = ""):
-    """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
-    return worker.call("grader.grading.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
-                       kata_id=kata_id, compiled=compiled, seed=seed, kernel_path=kernel_path)
+    """The GPU performance stage: (PerformanceResult | None, Problem | None). The worker measures (output
+    bytes, timing samples); this process checks and scores them (grader/performance/judge.py)."""
+    from grader.performance.judge import judge
+    from grader.performance.measured import RawPerformance
+
+    raw, problem = worker.call("grader.grading.pipeline:_performance_in_worker", PERF_TIMEOUT_S,
+                               kata_id=kata_id, compiled=compiled, seed=seed, kernel_path=kernel_path)
+    if problem is not None:
+        return None, problem
+    if not isinstance(raw, RawPerformance):
+        return None, Problem("internal", "the GPU worker's reply is not a measurement")
+    try:
+        return judge(catalog.load(kata_id), raw, seed=seed), None
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a reply with the wrong shapes inside
+        return None, Problem("internal", f"the GPU worker's measurement could not be judged ({exc})")
 
 
 # -- stages ------------------------------------------------------------------------------------
@@ -340,8 +352,8 @@ def _occupancy(compiled, launches, backend: str) -> tuple:
 
 
 def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int, kernel_path: str = ""):
-    """Runs inside the worker process: the GPU performance stage with the learner's plan."""
-    from grader.performance.measured import performance_stage
+    """Runs inside the worker process: the GPU measurements with the learner's plan (no verdict, no score)."""
+    from grader.performance.measured import measure_stage
 
     make_plan = None
     if kernel_path:  # Triton / numba: the same compiled artefact, specialised per launch
@@ -349,8 +361,8 @@ def _performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed:
         from harness.backends.plan import Plan
 
         make_plan = lambda b: Plan(DialectBackend(b, kernel_path), launch_file)  # noqa: E731
-    return performance_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed,
-                             make_plan=make_plan)
+    return measure_stage(catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed,
+                         make_plan=make_plan)
 
 
 def _rerun_command(sub: Submission, kata_id: str | None, backend: str) -> str:
