@@ -54,7 +54,7 @@ def _backend(kind: str):
 
 def _checked_runs(kata, bufs, run, backend, case, data, count: int) -> str:
     """`count` runs, each after prepare() and each checked: 'ok' or 'WRONG (run i): first mismatch'."""
-    from grader.performance.measured import _check
+    from grader.performance.judge import _check
 
     for i in range(count):
         bufs.prepare()
@@ -120,12 +120,10 @@ def main() -> int:
             if args.backend == "cpu":
                 print(f"{d} {case}: {ok} (cpu: not timed)", flush=True)
                 continue
-            if checks:
-                bufs.keep_outputs()
+            kept = {k: v.tobytes() for k, v in bufs.outputs().items()} if checks else None
             res = timing.measure(run, backend.stream, policy=policy, before=bufs.prepare, flush=flush)
-            if checks and not bufs.unchanged():
+            if checks and {k: v.tobytes() for k, v in bufs.outputs().items()} != kept:
                 ok += "; CHANGED during timing (outputs of the last timed run differ from the checked run's)"
-            bufs.drop_kept()
             cost = kata.reference.cost(**reference_params(kata, case, bufs.inputs))
             floor = cost.get("bytes", 0) / bandwidth
             flags = f" flags={list(res.flags)}" if getattr(res, "flags", None) else ""

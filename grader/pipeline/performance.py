@@ -15,6 +15,7 @@ from grader.pipeline.draft import ReportDraft
 from grader.results import ResourceStage
 from harness.backends.base import H200
 from harness.sandbox.isolation import Worker
+from harness.sandbox.protocol import Problem
 
 PERF_TIMEOUT_S = 540.0
 NO_PYTHON_ESTIMATE = (
@@ -97,15 +98,27 @@ def early_bench_inputs(kata, seed: int):
 
 
 def timed_in_worker(worker: Worker, kata_id: str, compiled, seed: int, kernel_path: str = ""):
-    """The GPU performance stage, run in the learner's worker: (PerformanceResult | None, Problem | None)."""
-    return worker.call(
+    """The GPU performance stage: (PerformanceResult | None, Problem | None). The worker measures
+    (output bytes, timing samples); this process checks and scores them (grader/performance/judge.py)."""
+    from grader.performance.judge import judge
+    from grader.performance.measured import RawPerformance
+
+    raw, problem = worker.call(
         performance_in_worker, PERF_TIMEOUT_S, kata_id=kata_id, compiled=compiled, seed=seed, kernel_path=kernel_path
     )
+    if problem is not None:
+        return None, problem
+    if not isinstance(raw, RawPerformance):
+        return None, Problem("internal", "the GPU worker's reply is not a measurement")
+    try:
+        return judge(catalog.load(kata_id), raw, seed=seed), None
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a reply with the wrong shapes inside
+        return None, Problem("internal", f"the GPU worker's measurement could not be judged ({exc})")
 
 
 def performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: int, kernel_path: str = ""):
-    """Runs inside the worker process: the GPU performance stage with the learner's plan."""
-    from grader.performance.measured import performance_stage  # the GPU's timing: loaded in the worker only
+    """Runs inside the worker process: the GPU measurements with the learner's plan (no verdict, no score)."""
+    from grader.performance.measured import measure_stage  # the GPU's timing: loaded in the worker only
 
     make_plan = None
     if kernel_path:  # Triton / numba: the same compiled artefact, specialised per launch
@@ -113,6 +126,6 @@ def performance_in_worker(launch_fn, launch_file, kata_id: str, compiled, seed: 
         from harness.backends.plan import Plan
 
         make_plan = lambda b: Plan(DialectBackend(b, kernel_path), launch_file)  # noqa: E731
-    return performance_stage(
+    return measure_stage(
         catalog.load(kata_id), compiled, launch_fn, launch_file=launch_file, seed=seed, make_plan=make_plan
     )

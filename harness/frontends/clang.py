@@ -189,13 +189,14 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
     """Like nvrtc.compile: PTX for sm_90 always; with cubin=True a cubin and ptxas's resources too,
     where ptxas exists (otherwise a note says what is missing). The workspace's header files are
     copied beside the source (compile_jail.workspace_files) and key the cache; clang runs under a
-    time limit (not under Landlock: docs/threat-model.md)."""
+    time limit (not under Landlock: docs/threat-model.md), and a compile that read a file outside that
+    copy and the CUDA/C++ header folders (its -MD list) is refused, its log not shown."""
     from harness.frontends import compile_jail
 
     root = cuda_folder.require()
     files = compile_jail.workspace_files(include_dir)
-    key = hashlib.sha256(json.dumps(["clang", clang_version(), cuda_folder.tag(), clang_extras.header(), source, filename,
-                                     list(options), cubin, _ptxas() is not None,
+    key = hashlib.sha256(json.dumps(["clang", "includes-checked", clang_version(), cuda_folder.tag(),
+                                     clang_extras.header(), source, filename, list(options), cubin, _ptxas() is not None,
                                      sorted((k, hashlib.sha256(v).hexdigest()) for k, v in files.items())]
                                     ).encode()).hexdigest()[:32]
     cache = _cache_dir() / key
@@ -216,12 +217,19 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         limit = compile_jail.TIMEOUT_S if timeout_s is None else timeout_s
         pch = _pch(root) if not options else None  # a -D of the caller's would not match the PCH's
         extra = ["-Xclang", "-include-pch", "-Xclang", str(pch)] if pch else []
-        run = _run_limited(command(root, src, out, [*extra, *options]), limit)
+        deps = ["-MD", "-MF", str(tmp / "kata.deps")]  # every file clang opened, checked below
+        run = _run_limited(command(root, src, out, [*extra, *options, *deps]), limit)
         if pch and run.returncode != 0 and ".pch" in run.stderr:  # a stale PCH: rebuild it next time
             pch.unlink(missing_ok=True)
-            run = _run_limited(command(root, src, out, options), limit)
+            run = _run_limited(command(root, src, out, [*options, *deps]), limit)
         log = (run.stdout + run.stderr).replace(str(tmp) + "/", "").strip()
         ok = run.returncode == 0 and out.exists()
+        listed = _read(tmp / "kata.deps") if ok else ""
+        outside = ((outside_includes(listed, [tmp, *_system_roots(root)]) if listed.strip()
+                    else ["(clang did not list the files it read)"]) if ok else [])
+        if outside:  # NVRTC's rule: only the workspace copy and the CUDA/C++ headers (its log may quote them)
+            ok, log = False, (f"{filename}: cannot open an include outside the workspace: {outside[0]} (copy "
+                              "the header into the workspace folder and include it by a relative name)")
         ptx = out.read_text() if ok else None
         portable = portability.check(source, filename, include_dirs(root)) if ok else ()
         ok = ok and not portable
@@ -242,6 +250,32 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
         except OSError:
             pass  # a read-only cache only costs time
     return _result(meta, filename, ptx if ok else None, bin_)
+
+
+def _system_roots(root: Path) -> list[Path]:
+    """Folders whose headers any compile may read: the CUDA folder and zig's C/C++ headers."""
+    return [Path(root), cuda_folder.cuda_path(root), cuda_folder.wrapper_dir(root), _zig().parent / "lib"]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def outside_includes(deps: str, allowed) -> list[str]:
+    """Files in a make-style dependency list (clang -MD) that lie outside every folder in `allowed`."""
+    roots = [Path(os.path.realpath(a)) for a in allowed]
+    text = deps.replace("\\\n", " ")
+    text = text.split(":", 1)[1] if ":" in text.split("\n", 1)[0] else text  # drop "target:"
+    names = [n.replace("\x00", " ") for n in text.replace("\\ ", "\x00").split()]
+    out = []
+    for name in names:
+        real = Path(os.path.realpath(name))
+        if not any(real == r or r in real.parents for r in roots):
+            out.append(name)
+    return out
 
 
 def _run_limited(cmd: list[str], timeout_s: float) -> subprocess.CompletedProcess:
