@@ -231,7 +231,9 @@ def compile(source: str, filename: str = "kernel.cu", *, cubin: bool = False,
             ok, log = False, (f"{filename}: cannot open an include outside the workspace: {outside[0]} (copy "
                               "the header into the workspace folder and include it by a relative name)")
         ptx = out.read_text() if ok else None
-        portable = portability.check(source, filename, include_dirs(root)) if ok else ()
+        # what NVRTC can open too: the CUDA headers, the workspace's copied headers, kata's <cstdio>
+        reachable = [*include_dirs(root), tmp, Path(compile_jail.KATA_INCLUDE)]
+        portable = portability.check(source, filename, reachable) if ok else ()
         ok = ok and not portable
         ptxas_log, bin_ = "", None
         if ok and cubin:
