@@ -164,12 +164,15 @@ def status(session: RemoteSession, transport=None) -> dict:
 
 def render(view: dict, console) -> None:
     """One graded upload, as much as the interviewer chose to show."""
+    from rich.text import Text
+
     from grader.practice.interview_report import VERDICT_STYLE
 
+    # styles as Text, never markup: the console prints text as text (grader/terminal.py)
     result = view.get("result") or {}
     verdict = result.get("verdict", view["state"])
-    console.print(f"[bold]{view['kata']}[/] upload #{view['seq']}: "
-                  f"[{VERDICT_STYLE.get(verdict, 'bold')}]{verdict}[/]")
+    console.print(Text.assemble((view["kata"], "bold"), f" upload #{view['seq']}: ",
+                                (verdict, VERDICT_STYLE.get(verdict, "bold"))))
     for suite in ("public", "hidden"):
         part = result.get(suite)
         if not part:
@@ -182,7 +185,7 @@ def render(view: dict, console) -> None:
             if part.get("rerun"):
                 console.print(f"    rerun: {part['rerun']}", markup=False)
     for finding in result.get("findings", ()):
-        console.print(f"  [red]{finding['kind']}[/] {finding['where']}")
+        console.print(Text.assemble("  ", (finding["kind"], "red"), f" {finding['where']}"))
     if result.get("problem"):
         console.print(f"  {result['problem']}", markup=False)
     line = result.get("performance") or result.get("memory")
