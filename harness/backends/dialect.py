@@ -233,6 +233,9 @@ class DialectBackend(Backend):
     def launch(self, name, grid, block, shared, args) -> None:
         self.inner.launch(self._entry(name), grid, block, shared, args)
 
+    def tensor_map(self, buf, fields):
+        return self.inner.tensor_map(buf, fields)
+
     def synchronize(self) -> None:
         self.inner.synchronize()
 

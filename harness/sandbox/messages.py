@@ -50,7 +50,17 @@ class Num(msgspec.Struct, array_like=True, tag="n"):
 
 PLAIN = ""  # Num.dtype of a plain Python number
 
-Arg = Union[Buf, Num]
+
+class Map(msgspec.Struct, array_like=True, tag="m"):
+    """A tensor map (gpu.tensor_map) as the plan names it: the buffer and cuTensorMapEncodeTiled's
+    fields, already checked in the plan process. The worker encodes it at launch, against the
+    buffer's real address, which only the worker knows."""
+
+    buf: Buf
+    fields: dict
+
+
+Arg = Union[Buf, Num, Map]
 
 
 class Launched(msgspec.Struct, array_like=True):

@@ -188,7 +188,7 @@ class PlanHost:
                 record.append(("read", one, value.copy()))
             return messages.Ok(value[0].item())
         if isinstance(message, messages.Launch):
-            real = [_real(handles, a) for a in message.args]
+            real = [_real(handles, a, backend) for a in message.args]
             backend.launch(message.name, message.grid, message.block, message.shared, real)
             state.launches += 1
             if record is not None:
@@ -198,7 +198,7 @@ class PlanHost:
             backend.synchronize()
             return messages.Ok()
         if isinstance(message, messages.Prepare):  # a Python kernel compiled for this launch
-            real = [_real(handles, a) for a in message.args]
+            real = [_real(handles, a, backend) for a in message.args]
             block = tuple(message.block) if isinstance(message.block, list) else message.block
             try:
                 entry, block, shared, ready = backend.prepare(message.name, message.grid, block, message.shared,
@@ -299,10 +299,17 @@ def _resolve(handles: dict, desc: messages.Buf) -> Buffer:
     return real.view(desc.offset, desc.size)
 
 
-def _real(handles: dict, arg):
-    """A launch argument as the backend takes it: a real buffer, or a number of its numpy type."""
+def _real(handles: dict, arg, backend=None):
+    """A launch argument as the backend takes it: a real buffer, a tensor map encoded for it, or a
+    number of its numpy type."""
     if isinstance(arg, messages.Buf):
         return _resolve(handles, arg)
+    if isinstance(arg, messages.Map):
+        make = getattr(backend, "tensor_map", None)
+        if make is None:
+            raise _Refused("this backend has no tensor maps")
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in arg.fields.items()}
+        return make(_resolve(handles, arg.buf), fields)
     if arg.dtype == messages.PLAIN:
         return arg.value  # msgspec gave an int or a float, nothing else
     return _dtype(arg.dtype).type(arg.value)

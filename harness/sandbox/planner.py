@@ -107,6 +107,10 @@ class RemoteBackend:
                                "whole buffer")
         return np.array([self.read(buf, 0)], np.dtype(buf.dtype))
 
+    def tensor_map(self, buf, fields):
+        """Plan.tensor_map's backend call: the map is encoded by the worker at launch (_RemoteMap)."""
+        return _RemoteMap(buf, fields)
+
     def launch(self, name, grid, block, shared, args):
         self._ask(messages.Launch(str(name), tuple(grid), tuple(block), int(shared), [_arg(a) for a in args]))
 
@@ -118,10 +122,19 @@ def _desc(buf: Buffer) -> messages.Buf:
     return messages.Buf(int(buf.handle), np.dtype(buf.dtype).str, int(buf.size), int(buf.offset))
 
 
+class _RemoteMap:
+    """A tensor map in the plan process: what the worker needs to encode it."""
+
+    def __init__(self, buf: Buffer, fields: dict):
+        self.buf, self.fields = buf, fields
+
+
 def _arg(value):
-    """A launch argument on the wire: a buffer, or a number with its numpy type."""
+    """A launch argument on the wire: a buffer, a tensor map, or a number with its numpy type."""
     if isinstance(value, Buffer):
         return _desc(value)
+    if isinstance(value, _RemoteMap):
+        return messages.Map(_desc(value.buf), dict(value.fields))
     if isinstance(value, np.generic):
         return messages.Num(value.dtype.str, value.item())
     if isinstance(value, bool):
