@@ -10,8 +10,10 @@ what they do through the methods below; it watches shared-memory accesses throug
 - mbarrier-over-arrive: an arrival on a phase whose expected arrivals were all in while its
   transaction bytes were still owed: the barrier was armed again before its phase flipped.
 - mbarrier-tx-mismatch: the copies brought more bytes than expect_tx announced.
-- wgmma-operand-changed: shared memory a committed wgmma reads was stored to before the warp's
-  wgmma.wait_group covered it (the wgmma may still be reading it).
+- wgmma reads through descriptors count as reads of their threads: an unwaited copy under them is
+  bulk-copy-unwaited too.
+- wgmma-operand-changed: shared memory a committed wgmma reads was stored to, or a copy was issued
+  into it, before the warp's wgmma.wait_group covered it (the wgmma may still be reading it).
 - dsmem-unsynchronized: a read of another block's shared memory (distributed shared memory) of a
   word its owner wrote, or never wrote, since the cluster's last barrier.cluster; or a block's
   read of its own word another block wrote since then. Tracked only in kernels that use mapa or
@@ -70,6 +72,16 @@ class HopperCheck(Observer):
             self._seen.pop((b, (b, f)), None)
 
     def copy_issued(self, inst, block, lo, hi, key, phase, tid) -> None:
+        for warp, _, wlo, whi, line in self._wgmma.get(block, ()):
+            if wlo < hi and lo < whi:  # a tensor or bulk copy refills a stage a wgmma may still read
+                addr = max(lo, wlo)
+                msg = (f"the copy at {inst.file or '?'}:{inst.line} (thread {_fmt(_coords(tid, self._block))}) "
+                       f"writes shared byte offset {addr}, which the wgmma.mma_async at line {line} (warp {warp}) "
+                       "may still be reading: its group has not been retired by wgmma.wait_group. Release a "
+                       "stage (arrive on its 'empty' mbarrier) only after the wait_group that covers the wgmmas "
+                       "reading it, and have the producer wait on that barrier before the next copy")
+                self._report("wgmma-operand-changed", inst, block, tid, addr, msg, line, warp * 32)
+                break
         lst = self._copies.setdefault(block, [])
         refill = any(c.lo < hi and lo < c.hi for c in lst)
         lst[:] = [c for c in lst if not (c.lo >= lo and c.hi <= hi)]
@@ -110,6 +122,15 @@ class HopperCheck(Observer):
         lst = self._wgmma.setdefault(block, [])
         for lo, hi in ranges:
             lst.append((warp, group, lo, hi, line))
+
+    def wgmma_reads(self, inst, block, tids, ranges) -> None:
+        """A warp's wgmma reads these shared byte ranges now: the same check as a thread's load
+        against the copies still owed to their mbarriers (bulk-copy-unwaited / -overwrite)."""
+        if block not in self._copies:
+            return
+        tids = np.asarray(tids, np.int64)
+        for lo, hi in ranges:
+            self._reads(inst, block, tids, np.full(len(tids), lo, np.int64), hi - lo)
 
     def wgmma_waited(self, block, warp, done_below) -> None:
         lst = self._wgmma.get(block)

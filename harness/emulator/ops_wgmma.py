@@ -211,6 +211,7 @@ def _mma(eng, inst):
             acc = _unpack_d(dregs[i], td)
             if st.check is not None:
                 _fence_check(eng, inst, ws, lanes, dregs[i], bool(sd[i, 0]))
+                st.check.wgmma_reads(inst, block, eng.lane_tid[lanes], ranges)
                 st.check.wgmma_issued(block, warp, ws.committed, ranges, inst.line)
             out = A @ B + (acc if sd[i, 0] else 0.0)
             raw = _pack_d(out, td)

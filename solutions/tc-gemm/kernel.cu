@@ -1,207 +1,193 @@
-// C = A·B on tensor cores: A (M×K) and B (K×N) bf16 row-major, C float32, any M, N, K.
-//   A 256×128 block tile, BK = 32, 256 threads = 8 warps in a 4×2 grid, each warp a 64×64 piece
-//   of C as 4×8 mma.sync.m16n8k16 accumulators (128 floats a thread). Tiles reach shared memory by
-//   16-byte cp.async in a 4-stage ring; fragments come out by ldmatrix (.trans for B, stored
-//   [k][n]) one k16 step ahead of the mmas that use them (two register sets), so an ldmatrix's
-//   latency hides behind 32 mmas instead of stalling them.
-// Why: an mma.sync does 4096 FLOPs, so the kernel is fed, not computed. Per k16 step a warp reads
-//   4 ldmatrix.x4 of A and 4 of B (4 KB) for 32 mmas, 128 B an mma (a 64×32 warp tile: 192 B); per
-//   BK = 32 step a block copies (256×32 + 32×128) × 2 = 24 KB in for 512 mmas (85 FLOP a byte; a
-//   128×128 tile: 64). In all 176 B of shared traffic an mma, 1.4 clocks at 128 B a clock, under
-//   the ~1.5 clocks an m16n8k16 takes on an SM's tensor cores on Hopper: shared memory is not the
-//   limit. L2 to shared at 4096³: (256 + 128) × 2 B per k per block, 1.6 GB.
-// Registers: 128 accumulators + 2 × (16 A + 16 B) fragment registers + addresses = 234 of the 255
-//   __launch_bounds__(256, 1) allows: one block of 8 warps an SM, 96 KB of shared memory.
-// Shared layout: rows unpadded, 16-byte chunks XOR-swizzled (swz below), so the 8 rows one
-//   ldmatrix phase reads, and the 32 chunks one warp's cp.async writes, fall in 8 distinct bank
-//   groups (padding would do the same with more bytes).
+// C = A·B on Hopper's tensor cores: A (M×K) and B (K×N) bf16 row-major, C float32.
+//   TMA (cp.async.bulk.tensor, 128-byte swizzle) fills a ring of STAGES shared-memory stages, each
+//   signalled by a "full" mbarrier (expect_tx of the stage's bytes); wgmma.mma_async reads A
+//   K-major and B MN-major (N contiguous, the .trans form) straight from those stages through
+//   matrix descriptors, and each consumer warp releases a stage on its "empty" mbarrier once the
+//   wgmma that read it has retired (wait_group 1: one group stays in flight).
+//   Warp specialisation: warpgroup 0 is the producer (one thread issues the copies; setmaxnreg
+//   gives its registers away), warpgroups 1..CONSUMERS each own 64 rows × BN columns of the
+//   BM × BN block tile in BN / 2 float accumulators a thread (setmaxnreg raises them to 232).
+// Why: wgmma reads its operands from shared memory itself, with no ldmatrix and no register
+//   fragments, so the issue path that capped mma.sync at ~0.47x cuBLAS is gone; a 128×256 tile
+//   with BK = 64 moves (128 + 256) × 64 × 2 = 48 KB per 2·128·256·64 = 4.2 MFLOP (85 FLOP a byte
+//   of L2 traffic), and the producer keeps STAGES - 1 stages in flight while the consumers compute.
 // Block order: grouped (GROUP_M tile rows walked column by column) so blocks running together
-//   share B panels in L2 as well as A panels.
-// Ragged edges: a 16-byte copy needs K and N multiples of 8; chunks past the edge copy 0 bytes
-//   (zero fill). Other K, N take a plain-load path for the tile fill; the multiply is the same.
-// Measured 2026-12-01, NVIDIA H200, M = N = K = 4096 (lab/quick_time.py, median): 383.6 µs =
-//   358 TFLOP/s = 0.47x cuBLAS (~0.181 ms), the fastest of the variants timed together
-//   (lab/variants/tc-gemm/): the same code with 128×256 tiles (swz128x256) 394.2 µs, and with
-//   BK = 64 in 3 stages (swz128x256_bk64, the previous solution) 396.4 µs; 128×128 tiles of 64×32
-//   warps (swz128x128) 459.0 µs; 128×256, padded rows, no fragment double buffer (tile128x256)
-//   617.7 µs; the first solution (128×128, padded, 3 stages; previous) 568.9 µs.
+//   share A and B panels in L2.
+// Shapes: TMA needs 16-byte global strides, so this path needs K and N multiples of 8 (the launch
+//   plan checks); the maps zero-fill past M, N and K, so ragged tiles need no special code until
+//   the bounds-checked stores. Other K, N take tc_gemm_any, one thread per element of C.
 #include <cuda_bf16.h>
 
-#define BM 256
-#define BN 128
-#define BK 32
-#define STAGES 4
-#define THREADS 256
-#define WARPS_N 2  // warps side by side along n (8 warps: 4 x 2)
-#define WTM 4      // m16 tiles a warp owns (64 rows)
-#define WTN 8      // n8 tiles a warp owns (64 columns)
-#define GROUP_M 8  // tile rows per rasterisation group
-#define MIN_BLOCKS 1  // blocks an SM must fit: caps registers at 65536 / (THREADS * MIN_BLOCKS)
-#define A_CPR (BK / 8)  // 16-byte chunks per row of the A tile
-#define B_CPR (BN / 8)  // ... of the B tile
-#define KSTEPS (BK / 16)
-#define A_RSTEP (THREADS / A_CPR)  // rows between one thread's A chunks
-#define B_RSTEP (THREADS / B_CPR)
-#define AU (BM * A_CPR / THREADS)  // A chunks a thread copies per tile
-#define BU (BK * B_CPR / THREADS)
+#ifndef BN
+#define BN 256        // block tile columns (128 or 256: the wgmma is m64nBNk16)
+#endif
+#ifndef STAGES
+#define STAGES 4      // shared-memory ring depth
+#endif
+#ifndef CONSUMERS
+#define CONSUMERS 2   // consumer warpgroups, 64 rows each: BM = 64 * CONSUMERS
+#endif
+#define BM (64 * CONSUMERS)
+#define BK 64         // one 128-byte swizzle row of bf16 per row of an A tile
+#define GROUP_M 8     // tile rows per rasterisation group
+#define A_BYTES (BM * BK * 2)
+#define B_BYTES (BK * BN * 2)
+#define STAGE_BYTES (A_BYTES + B_BYTES)
+#define THREADS (128 * (CONSUMERS + 1))
+// setmaxnreg: the producer keeps 40 registers a thread, the consumers share the rest of the SM's
+// 64K (128 threads a warpgroup): 40 + 2 × 232 <= 512 a thread of a warpgroup.
+#define PRODUCER_REGS 40
+#if CONSUMERS == 1
+#define CONSUMER_REGS 240
+#elif CONSUMERS == 2
+#define CONSUMER_REGS 232
+#else
+#define CONSUMER_REGS 152
+#endif
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-static_assert(A_CPR >= 4 && B_CPR >= 8 && KSTEPS % 2 == 0, "swizzle and fragment ring assume these");
-static_assert(A_RSTEP % 8 == 0 && B_RSTEP % 8 == 0 && AU * THREADS == BM * A_CPR && BU * THREADS == BK * B_CPR,
-              "each thread's chunks keep one swizzle");
+struct __align__(64) TensorMap { unsigned long long words[16]; };  // a CUtensorMap, by value
 
-// Element offset of chunk c of row r in a tile of cpr chunks a row. cpr >= 8 (rows of 128 B or
-// more): chunk c ^ (r % 8), so 8 consecutive rows at one logical chunk hit 8 bank groups. cpr == 4
-// (64-byte rows, two to a 128-byte line): chunk c ^ ((r / 2) % 4), same effect over the 4 lines.
-__device__ __forceinline__ int swz(int r, int c, int cpr) {
-    return (r * cpr + (c ^ (cpr >= 8 ? (r & 7) : ((r >> 1) & 3)))) * 8;
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// A wgmma shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
+// stride byte offsets, all >> 4.
+__device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr >> 4) & 0x3FFF) | (unsigned long long)((lbo >> 4) & 0x3FFF) << 16 |
+           (unsigned long long)((sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
 }
 
-__device__ __forceinline__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp16(unsigned dst, const void* src, bool inside) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(inside ? 16 : 0));
+__device__ __forceinline__ void bar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-tc_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B, float* __restrict__ C,
-        int M, int N, int K)
-{
-    extern __shared__ __align__(128) unsigned char pool[];
-    __nv_bfloat16* As = reinterpret_cast<__nv_bfloat16*>(pool);  // STAGES tiles of BM × BK
-    __nv_bfloat16* Bs = As + STAGES * BM * BK;                    // STAGES tiles of BK × BN
-    const unsigned sA = smem(As), sB = smem(Bs);
+__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity) {
+    unsigned ok = 0;
+    while (!ok)
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+}
 
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = (warp / WARPS_N) * 16 * WTM, wn = (warp % WARPS_N) * 8 * WTN;  // this warp's piece
+__device__ __forceinline__ void tma_2d(unsigned dst, const TensorMap* map, int x, int y, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 :: "r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+#define R4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define R16(i) R4(i), R4(i + 4), R4(i + 8), R4(i + 12)
+
+__device__ __forceinline__ void wgmma_n128(float* d, unsigned long long da, unsigned long long db) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+                 "}, %64, %65, p, 1, 1, 0, 1; }"
+                 : R16(0), R16(16), R16(32), R16(48) : "l"(da), "l"(db));
+}
+
+__device__ __forceinline__ void wgmma_n256(float* d, unsigned long long da, unsigned long long db) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+                 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+                 "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+                 "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+                 "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+                 "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+                 "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+                 "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+                 "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+                 "}, %128, %129, p, 1, 1, 0, 1; }"
+                 : R16(0), R16(16), R16(32), R16(48), R16(64), R16(80), R16(96), R16(112) : "l"(da), "l"(db));
+}
+
+__device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsigned long long db) {
+#if BN == 256
+    wgmma_n256(d, da, db);
+#else
+    wgmma_n128(d, da, db);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) tc_gemm(const __grid_constant__ TensorMap mapA,
+                                                                 const __grid_constant__ TensorMap mapB,
+                                                                 float* __restrict__ C, int M, int N, int K) {
+    extern __shared__ unsigned char raw[];
+    __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned base = (smem_addr(raw) + 1023) & ~1023u;  // 128-byte swizzle atoms are 1024-aligned
+    const int tid = threadIdx.x, wg = tid / 128, tiles = (K + BK - 1) / BK;
+    // grouped rasterisation: GROUP_M tile rows, walked column by column
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int per_group = GROUP_M * tiles_n, first = (blockIdx.x / per_group) * GROUP_M;
-    const int rows = min(tiles_m - first, GROUP_M), in_group = blockIdx.x % per_group;
-    const int m0 = (first + in_group % rows) * BM, n0 = (in_group / rows) * BN;
-    const bool vec = (K % 8 == 0) && (N % 8 == 0);
-    const int tiles = (K + BK - 1) / BK;
-
-    // Tile fill: A is BM rows × A_CPR chunks, B BK rows × B_CPR chunks, AU and BU chunks a thread at
-    // fixed (row, chunk) offsets: a thread's rows step by a multiple of 8, so the swizzle of its chunk
-    // is the same in each, and only the k offset changes from tile to tile. The plain-load path
-    // walks elements, consecutive threads on consecutive columns.
-    const int ra = tid / A_CPR, ca = tid % A_CPR, rb = tid / B_CPR, cb = tid % B_CPR;
-    const unsigned dA = 2 * swz(ra, ca, A_CPR), dB = 2 * swz(rb, cb, B_CPR);
-    const __nv_bfloat16* srcA = A + (size_t)(m0 + ra) * K + 8 * ca;
-    const __nv_bfloat16* srcB = B + (size_t)rb * N + n0 + 8 * cb;
-    auto fill = [&](int t, int s) {
-        const int k0 = t * BK;
-        if (vec) {
-#pragma unroll
-            for (int u = 0; u < AU; u++) {
-                bool in = m0 + ra + u * A_RSTEP < M && k0 + 8 * ca < K;
-                cp16(sA + s * (2 * BM * BK) + dA + u * (2 * A_RSTEP * BK),
-                     in ? srcA + (size_t)u * A_RSTEP * K + k0 : A, in);
-            }
-#pragma unroll
-            for (int u = 0; u < BU; u++) {
-                bool in = k0 + rb + u * B_RSTEP < K && n0 + 8 * cb < N;
-                cp16(sB + s * (2 * BK * BN) + dB + u * (2 * B_RSTEP * BN),
-                     in ? srcB + (size_t)(k0 + u * B_RSTEP) * N : B, in);
-            }
-        } else {
-            const __nv_bfloat16 zero = __float2bfloat16(0.0f);
-            __nv_bfloat16* as = As + s * BM * BK;
-            __nv_bfloat16* bs = Bs + s * BK * BN;
-#pragma unroll 1  // unrolled, its loads in flight would cost registers next to the accumulators
-            for (int e = tid; e < BM * BK; e += THREADS) {
-                int r = e / BK, k = e % BK;
-                as[swz(r, k / 8, A_CPR) + k % 8] = (m0 + r < M && k0 + k < K) ? A[(size_t)(m0 + r) * K + k0 + k] : zero;
-            }
-#pragma unroll 1
-            for (int e = tid; e < BK * BN; e += THREADS) {
-                int r = e / BN, n = e % BN;
-                bs[swz(r, n / 8, B_CPR) + n % 8] = (k0 + r < K && n0 + n < N) ? B[(size_t)(k0 + r) * N + n0 + n] : zero;
+    const int group = blockIdx.x / (GROUP_M * tiles_n), rows = min(GROUP_M, tiles_m - group * GROUP_M);
+    const int in_group = blockIdx.x % (GROUP_M * tiles_n);
+    const int m0 = (group * GROUP_M + in_group % rows) * BM, n0 = (in_group / rows) * BN;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            bar_init(smem_addr(&full[s]), 1);                 // the producer's expect_tx arrival
+            bar_init(smem_addr(&empty[s]), 4 * CONSUMERS);    // one arrival per consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {  // producer warpgroup
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 " STR(PRODUCER_REGS) ";");
+        if (tid == 0) {
+            for (int t = 0; t < tiles; t++) {
+                const int s = t % STAGES;
+                const unsigned st = base + s * STAGE_BYTES, bar = smem_addr(&full[s]);
+                if (t >= STAGES) bar_wait(smem_addr(&empty[s]), (t / STAGES - 1) & 1);
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(STAGE_BYTES) : "memory");
+                tma_2d(st, &mapA, t * BK, m0, bar);
+                for (int j = 0; j < BN / 64; j++)  // B: BN / 64 boxes of 64 n × BK k, 8 KB apart
+                    tma_2d(st + A_BYTES + j * (BK * 128), &mapB, n0 + 64 * j, t * BK, bar);
             }
         }
-        asm volatile("cp.async.commit_group;");
-    };
-
-    float acc[WTM][WTN][4];
+    } else {  // consumer warpgroups
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 " STR(CONSUMER_REGS) ";");
+        const int c = wg - 1, warp = (tid % 128) / 32, lane = tid % 32;
+        float d[BN / 2];
 #pragma unroll
-    for (int i = 0; i < WTM; i++)
+        for (int i = 0; i < BN / 2; i++) d[i] = 0.0f;
+        for (int t = 0; t < tiles; t++) {
+            const int s = t % STAGES;
+            const unsigned st = base + s * STAGE_BYTES;
+            bar_wait(smem_addr(&full[s]), (t / STAGES) & 1);
+            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-        for (int j = 0; j < WTN; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
-
-    unsigned a[2][WTM][4], b[2][WTN][2];  // fragments of k16 steps ks (in use) and ks + 1 (arriving)
-    // A: lanes 0-15 rows 0-15 at k, lanes 16-31 the same rows at k + 8. B (.trans): two n8 tiles a
-    // load, lanes 0-7 / 8-15 at rows k..k+7 / k+8..k+15 of column n, lanes 16-31 the same at n + 8.
-    // Byte offsets in a stage: an A row's swizzle repeats every 16 rows, so the k16 step picks the
-    // chunk and the m16 tile adds 16 rows; a B row's swizzle is its lane % 8 at every k16 step.
-    unsigned offA[KSTEPS], offB[WTN / 2];
-#pragma unroll
-    for (int ks = 0; ks < KSTEPS; ks++) offA[ks] = 2 * swz(wm + lane % 16, 2 * ks + lane / 16, A_CPR);
-#pragma unroll
-    for (int j = 0; j < WTN; j += 2) offB[j / 2] = 2 * swz(lane % 8 + 8 * ((lane / 8) % 2), (wn + 8 * j) / 8 + lane / 16, B_CPR);
-    auto load = [&](int buf, int s, int ks) {
-#pragma unroll
-        for (int i = 0; i < WTM; i++)
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(a[buf][i][0]), "=r"(a[buf][i][1]), "=r"(a[buf][i][2]), "=r"(a[buf][i][3])
-                         : "r"(sA + s * (2 * BM * BK) + offA[ks] + i * (2 * 16 * BK)));
-#pragma unroll
-        for (int j = 0; j < WTN; j += 2)
-            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(b[buf][j][0]), "=r"(b[buf][j][1]), "=r"(b[buf][j + 1][0]), "=r"(b[buf][j + 1][1])
-                         : "r"(sB + s * (2 * BK * BN) + offB[j / 2] + ks * (2 * 16 * BN)));
-    };
-
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < tiles) fill(s, s);
-        else asm volatile("cp.async.commit_group;");  // empty groups keep the wait count uniform
-    }
-    asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2));  // tile 0 has landed...
-    __syncthreads();                                               // ...for every thread's copies
-    if (tiles > 0) load(0, 0, 0);
-    for (int t = 0; t < tiles; t++) {
-        // Stage (t - 1) % STAGES was last read before the barrier that ended step t - 1: refill it.
-        if (t + STAGES - 1 < tiles) fill(t + STAGES - 1, (t + STAGES - 1) % STAGES);
-        else asm volatile("cp.async.commit_group;");
-        const int s = t % STAGES;
-#pragma unroll
-        for (int ks = 0; ks < KSTEPS; ks++) {
-            if (ks + 1 < KSTEPS) {
-                load((ks + 1) % 2, s, ks + 1);
-            } else if (t + 1 < tiles) {  // the next tile's first fragments: wait for it to land first
-                asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2));
-                __syncthreads();
-                load(0, (t + 1) % STAGES, 0);
+            for (int ks = 0; ks < BK / 16; ks++) {
+                // A: this warpgroup's 64 rows of 128 bytes, 8-row groups 1024 B apart; k16 = 32 B along a row.
+                // B: 64-n blocks BK * 128 B apart (LBO), 8-k groups 1024 B apart (SBO); k16 = 2 groups.
+                wgmma_tile(d, desc(st + c * 64 * 128 + ks * 32, 16, 1024),
+                           desc(st + A_BYTES + ks * 16 * 128, BK * 128, 1024));
             }
+            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+            // one group stays in flight: the previous tile's wgmmas have retired, so its stage is free
+            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+            if (t > 0 && lane == 0)
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(&empty[(t - 1) % STAGES])) : "memory");
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        // d[i]: row 16 warp + g (+8 for i % 4 >= 2), column 8 (i / 4) + 2 t4 + i % 2, as mma.sync's C
+        const int g = lane / 4, t4 = lane % 4, row0 = m0 + c * 64 + 16 * warp + g;
 #pragma unroll
-            for (int i = 0; i < WTM; i++)
-#pragma unroll
-                for (int j = 0; j < WTN; j++)
-                    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                                 : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
-                                 : "r"(a[ks % 2][i][0]), "r"(a[ks % 2][i][1]), "r"(a[ks % 2][i][2]), "r"(a[ks % 2][i][3]),
-                                   "r"(b[ks % 2][j][0]), "r"(b[ks % 2][j][1]));
+        for (int i = 0; i < BN / 2; i += 2) {
+            const int row = row0 + 8 * ((i % 4) / 2), col = n0 + 8 * (i / 4) + 2 * t4;
+            if (row < M && col < N)  // N is even here, so col + 1 < N too
+                *reinterpret_cast<float2*>(C + (size_t)row * N + col) = make_float2(d[i], d[i + 1]);
         }
     }
-    asm volatile("cp.async.wait_all;");
+}
 
-    // Accumulator c0..c3 of lane (g, q): rows g and g + 8, columns 2q and 2q + 1 of its 16×8 tile.
-    const int g = lane / 4, q = lane % 4;
-#pragma unroll
-    for (int i = 0; i < WTM; i++)
-#pragma unroll
-        for (int j = 0; j < WTN; j++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int r = m0 + wm + 16 * i + g + 8 * h, c = n0 + wn + 8 * j + 2 * q;
-                if (r >= M) continue;
-                float* out = C + (size_t)r * N + c;
-                if (c + 1 < N && (N % 2 == 0)) {
-                    *reinterpret_cast<float2*>(out) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-                } else {
-                    if (c < N) out[0] = acc[i][j][2 * h];
-                    if (c + 1 < N) out[1] = acc[i][j][2 * h + 1];
-                }
-            }
+// Any M, N, K (K or N not a multiple of 8, where TMA cannot address the rows): one thread per
+// element of C, products of bf16 values exact in float32.
+extern "C" __global__ void tc_gemm_any(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                                       float* __restrict__ C, int M, int N, int K) {
+    const int col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= M || col >= N) return;
+    float sum = 0.0f;
+    for (int k = 0; k < K; k++)
+        sum += __bfloat162float(A[(size_t)row * K + k]) * __bfloat162float(B[(size_t)k * N + col]);
+    C[(size_t)row * N + col] = sum;
 }
