@@ -1,5 +1,5 @@
 #!/bin/bash
-# The wgmma tc-gemm on the device (from the repo root), one call of about 200 s:
+# The wgmma tc-gemm on the device (from the repo root), one call of about 200 s (at most 245 s: each part has its timeout):
 #   1. lab/quick_time.py tc-gemm at the bench shape (4096³) over variants made from the solution by
 #      its #defines (tile BM × BN, stages, consumer warpgroups), the mma.sync solution it replaced
 #      (lab/variants/tc-gemm/mma_sync), and a hedge with the B descriptor's LBO and SBO swapped
@@ -16,7 +16,7 @@ export KATA_HOME=${KATA_HOME:-$(mktemp -d)}
 export KATA_BENCH_CACHE_BYTES=$((48 << 30))
 scratch=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1 || true
-python3 -m grader calibrate > "$OUT/calibrate.txt" 2>&1 || true
+timeout 25 python3 -m grader calibrate > "$OUT/calibrate.txt" 2>&1 || true
 
 # A variant folder: the solution with its tile, stage and warpgroup #defines (and launch.py's) set.
 variant() {  # name BN STAGES CONSUMERS
@@ -39,14 +39,14 @@ if [ -z "$ONLY" ] || [ "$ONLY" = variants ]; then
     solutions/tc-gemm/kernel.cu > "$swap/kernel.cu"
   { date -u +"%Y-%m-%d %H:%M UTC"
     echo "=== python3 lab/quick_time.py tc-gemm <variants> lab/variants/tc-gemm/mma_sync (4096^3)"
-    timeout 110 python3 lab/quick_time.py tc-gemm $dirs lab/variants/tc-gemm/mma_sync "$swap" 2>&1 | tail -30
+    timeout 100 python3 lab/quick_time.py tc-gemm $dirs lab/variants/tc-gemm/mma_sync "$swap" 2>&1 | tail -30
     echo "exit $?"; } > "$OUT/variants.txt" 2>&1
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = bench ]; then
-  { timeout 50 python3 -m grader bench tc-gemm --out "$scratch/bench" 2>&1; echo "kata bench: exit $?"; } > "$OUT/bench.txt"
+  { timeout 45 python3 -m grader bench tc-gemm --out "$scratch/bench" 2>&1; echo "kata bench: exit $?"; } > "$OUT/bench.txt"
   cp "$scratch/bench/bench.md" "$OUT/bench.md" 2>/dev/null
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = devcheck ]; then
-  { timeout 90 python3 -m grader dev check tc-gemm --backend gpu 2>&1; echo "exit $?"; } > "$OUT/devcheck.txt"
+  { timeout 75 python3 -m grader dev check tc-gemm --backend gpu 2>&1; echo "exit $?"; } > "$OUT/devcheck.txt"
 fi
 cat "$OUT/gpu.txt" "$OUT/variants.txt" 2>/dev/null; tail -5 "$OUT/bench.txt" "$OUT/devcheck.txt" 2>/dev/null
