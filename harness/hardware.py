@@ -43,6 +43,9 @@ SUB_PARTITIONS = 4  # warp schedulers per SM, one warp instruction per cycle eac
 L1_BYTES = 256 * 1024  # L1 and shared memory together, per SM
 SECTOR = 32  # bytes: the unit of L1/L2/DRAM traffic
 SHARED_RESERVED_PER_BLOCK = 1024  # bytes the CUDA runtime keeps per resident block (sm_80 and newer)
+#: dense tensor-core peaks of the whole GPU in FLOP/s (NVIDIA's H100/H200 SXM datasheet; wgmma is what
+#: reaches them, mma.sync issues from registers and does not), by the roofline's precision names
+TENSOR_PEAK = {"bf16": 989.4e12, "fp16": 989.4e12, "tf32": 494.7e12, "fp8": 1978.8e12}
 #: warp instructions per cycle per SM of each pipe (lanes per cycle / 32)
 PIPE_RATE = {"fp32": 4.0, "int": 2.0, "sfu": 0.5, "fp64": 2.0, "lsu": 1.0, "shuffle": 1.0,
              "branch": 2.0, "tensor": 1.0, "other": 4.0}

@@ -30,6 +30,8 @@ ROLES = ("in", "out", "inout", "scalar")
 LEVELS = ("warm-up", "core", "advanced")
 TOLERANCES = ("exact", "bound", "custom")
 METRICS = ("roofline", "gteps", "library")
+#: the arithmetic a kata's roofline P is the peak of (harness/hardware.py's rates)
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
 _ID = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
@@ -68,6 +70,7 @@ class Bench:
     baseline: str  # what a user would call instead
     targets: dict  # pass / good / excellent
     ceiling: str  # the algorithmic ceiling worth telling the learner ("" when none)
+    precision: str = "fp32"  # whose peak P is in the roofline: fp32 (CUDA cores) or a tensor-core type
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,7 +293,11 @@ def _bench(table: dict, params, where: str) -> Bench:
     if not isinstance(targets, dict) or not {"pass", "good", "excellent"} <= set(targets):
         raise CatalogError(f"{where}: bench.targets needs pass, good and excellent")
     cases = _cases(table.get("cases", []), params, where, "bench.cases")
-    return Bench(cases, metric, str(table.get("baseline", "")), dict(targets), str(table.get("ceiling", "")))
+    precision = table.get("precision", "fp32")
+    if precision not in PRECISIONS:
+        raise CatalogError(f"{where}: bench.precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    return Bench(cases, metric, str(table.get("baseline", "")), dict(targets), str(table.get("ceiling", "")),
+                 precision)
 
 
 def _reference(path: Path, kata_id: str, tolerance: Tolerance) -> ModuleType:

@@ -88,14 +88,14 @@ def judge(kata, raw: RawPerformance, *, seed: int = 0, cases=None, data: dict | 
             return fail(f"the GPU worker's timing of {case} is not usable ({exc})")
         flags.extend(f"{case}: {n}" for n in rc.notes)
         cost = kata.reference.cost(**reference_params(kata, case, mine.inputs))
-        floor = _score.roofline_time(cost, raw.ceilings)[0] * FLOOR_FRACTION
+        floor = _score.roofline_time(cost, raw.ceilings, kata.bench.precision)[0] * FLOOR_FRACTION
         if kt.stats.median < floor:  # faster than the GPU can move the bytes or do the FLOPs
             return fail(f"impossible time at {case}: {kt.stats.median * 1e6:.2f} us is below what this GPU needs "
                         f"to move the case's bytes and do its FLOPs ({floor / FLOOR_FRACTION * 1e6:.2f} us at the "
                         "calibrated ceilings): the timed launches did not do the work (a kernel that remembers an "
                         "answer?)")
         sc = _score.score_case(case, kata.bench.metric, kt.stats.median, cost, raw.ceilings,
-                               baseline_s=bt.stats.median if bt else None)
+                               baseline_s=bt.stats.median if bt else None, precision=kata.bench.precision)
         flags.extend(f"{case}: {f}" for f in (*kt.flags, *sc.flags))
         if recheck:
             flags.append(f"{case}: the output changed during timing: {recheck[0]}")

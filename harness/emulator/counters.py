@@ -119,6 +119,16 @@ class Counters(Observer):
         elif space == "local":
             row[_IX["local_requests"]] += _distinct(warps)
 
+    def on_bulk_read(self, inst, block, tid, sectors) -> None:
+        """A TMA copy's global sectors: one load request of exactly those sectors (its ideal)."""
+        n = len(sectors)
+        if n:
+            row = self._row(inst)
+            row[_IX["global_load_requests"]] += 1
+            row[_IX["global_load_sectors"]] += n
+            row[_IX["global_load_ideal_sectors"]] += n
+            row[_IX["bytes_read"]] += 32 * n
+
     def _global_request(self, inst, op, blocks, tids, addrs, size) -> tuple[int, int, int]:
         """(requests, sectors, ideal sectors) of one global load or store instruction.
 

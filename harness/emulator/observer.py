@@ -39,6 +39,11 @@ class Observer:
         """A cp.async issued: these shared bytes will change when the thread waits for it (its
         landing is an on_memory store by the same instruction)."""
 
+    def on_bulk_read(self, inst, block: int, tid: int, sectors: np.ndarray) -> None:
+        """A tensor or bulk copy (TMA) issued by one thread reads these 32-byte global sectors
+        (their byte addresses, uint64) for the block: the copy engine's traffic, which the
+        counters and the cache model count as one request; the sanitizer checks the copy itself."""
+
     def on_barrier(self, blocks: np.ndarray) -> None:
         """bar.sync / __syncthreads completed for these blocks."""
 
@@ -104,6 +109,10 @@ class Fanout(Observer):
     def on_async_copy(self, inst, blocks, tids, addrs, size):
         for o in self.observers:
             o.on_async_copy(inst, blocks, tids, addrs, size)
+
+    def on_bulk_read(self, inst, block, tid, sectors):
+        for o in self.observers:
+            o.on_bulk_read(inst, block, tid, sectors)
 
     def on_barrier(self, blocks):
         for o in self.observers:

@@ -300,6 +300,10 @@ def _tensor(eng, inst, to_shared, reduce):
                 continue
             pos = swizzle_offsets(base + np.arange(nbytes, dtype=np.int64), m.swizzle)
             if to_shared:
+                if eng.observer is not None and ok.any():  # the copy engine's reads, for the counters
+                    sectors = np.unique(addr[ok] >> 5) << 5
+                    eng.observer.on_bulk_read(inst, int(eng.lane_block[lane]), int(eng.lane_tid[lane]),
+                                              sectors.astype(np.uint64))
                 data = _element_bytes(eng, addr, ok, m.esize)
                 if m.nan_fill and not ok.all():
                     data[~ok] = np.frombuffer(np.array(np.nan, _float_of(m)).tobytes(), np.uint8)

@@ -68,8 +68,22 @@ class Profile(Counters):
     def on_barrier(self, blocks) -> None:
         self._barriers += len(blocks)
 
+    _bulk = False  # inside on_bulk_read
+
+    def on_bulk_read(self, inst, block, tid, sectors) -> None:
+        """Counted by Counters; recorded here for the cache model like a load of those sectors."""
+        super().on_bulk_read(inst, block, tid, sectors)
+        n = len(sectors)
+        self._bulk = True
+        try:
+            self.on_memory(inst, "global", "ld", np.full(n, block, np.int64), np.full(n, tid, np.int64),
+                           np.asarray(sectors, np.uint64), 32)
+        finally:
+            self._bulk = False
+
     def on_memory(self, inst, space, op, blocks, tids, addrs, size, values=None) -> None:
-        super().on_memory(inst, space, op, blocks, tids, addrs, size)
+        if not self._bulk:
+            super().on_memory(inst, space, op, blocks, tids, addrs, size)
         if space == "shared" and op == "atom" and len(tids):
             # lanes of one warp on one shared address serialise: the request costs its worst count
             w = np.asarray(blocks, np.int64) * self._wpb + np.asarray(tids, np.int64) // 32
@@ -98,10 +112,13 @@ class Profile(Counters):
         first, last = a >> 5, (a + int(size) - 1) >> 5
         sec = first if not (last != first).any() else np.concatenate((first, last[last != first]))
         blk = b if sec is first else np.concatenate((b, b[last != first]))
-        # L1 wavefronts: a warp's request costs one per distinct 128-byte line it touches
+        # L1 wavefronts: a warp's request costs one per distinct 128-byte line it touches (a TMA
+        # copy's bytes go from L2 to shared memory, past L1: none)
         w = b * self._wpb + np.asarray(tids, np.int64) // 32
         wl = w if sec is first else np.concatenate((w, w[last != first]))
-        self._lines[inst.pc] = self._lines.get(inst.pc, 0) + int(np.unique(wl * (1 << 40) + ((sec >> 2) & ((1 << 40) - 1))).size)
+        if not self._bulk:
+            self._lines[inst.pc] = self._lines.get(inst.pc, 0) + int(
+                np.unique(wl * (1 << 40) + ((sec >> 2) & ((1 << 40) - 1))).size)
         key = np.unique(blk * (1 << 40) + (sec & ((1 << 40) - 1)))
         n = key.size
         self._seq.append(np.full(n, self._calls, np.int64))

@@ -72,9 +72,14 @@ class Ceilings:
     launch_s: float = 0.0
 
     def peak(self, precision: str = "fp32") -> float:
-        if precision == "bf16" and self.bf16:
-            return self.bf16
-        return self.fp32
+        """P for a kata's precision: the measured fp32 FMA peak, or a tensor-core type's dense peak:
+        the datasheet's, or more where cuBLAS was measured faster (bf16 scaled to the others)."""
+        if precision == "fp32":
+            return self.fp32
+        from harness.hardware import TENSOR_PEAK
+
+        measured = (self.bf16 or 0.0) * TENSOR_PEAK[precision] / TENSOR_PEAK["bf16"]
+        return max(TENSOR_PEAK[precision], measured)
 
 
 @dataclass(frozen=True)

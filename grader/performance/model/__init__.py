@@ -189,9 +189,10 @@ def estimate(kata, observations: list, resources: dict, fitted: h200.Fitted | No
 
 def _floor(entry: dict, cost: dict) -> float:
     """The roofline time of the case (its compulsory bytes at the streaming read rate or its FLOPs
-    at the FMA rate, whichever is longer) plus an empty launch: no estimate may be faster."""
+    at the peak of the kata's precision: the FMA rate, or a tensor-core type's, whichever is
+    longer) plus an empty launch: no estimate may be faster."""
     roof = max(float((cost or {}).get("bytes", 0) or 0) / h200.READ_BYTES_PER_S,
-               float((cost or {}).get("flops", 0) or 0) / h200.FP32_FLOPS)
+               float((cost or {}).get("flops", 0) or 0) / h200.peak_flops(entry.get("precision", "fp32")))
     return max(roof, entry.get("roofline_s") or 0.0) + h200.LAUNCH_FLOOR_S
 
 

@@ -3,7 +3,9 @@
 Per launch, each resource gives the time it would need alone:
 - compute: warp instructions over the schedulers' issue rate, and each pipe over its own rate
   (FP32 at its sustained fraction), on the busiest SM (a grid of 133 blocks on 132 SMs runs two
-  rounds on one of them);
+  rounds on one of them); wgmma's FLOPs over the tensor cores' dense peak for their type at the
+  power-capped sustained share (the "wgmma" pipe: a warpgroup's m64n256k16 is 128 cycles of an SM's
+  tensor cores, not one issue slot);
 - shared: shared-memory wavefronts (bank conflicts included) and global L1 wavefronts, one per
   cycle per SM;
 - memory: DRAM bytes from the cache model over the HBM bandwidth; L2 traffic over L2's;
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 
 from grader.performance.model import h200
-from grader.performance.model.static import pipe
+from grader.performance.model.static import async_unit, pipe
 from grader.performance.model.terms import LaunchCost, PcCost
 
 
@@ -73,11 +75,15 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
     stall_per_warp = 0.0
     warps_total = blocks * wpb
     instr = 0.0
+    wgmma_s = 0.0
     for pc, r in L.pcs.items():
         n = r.instructions * s
         p = pipe(r.op)
         w = n * (k["ptx_to_sass_other"] if p == "int" else 0.25 if p == "other" else 1.0)
-        pipes[p] = pipes.get(p, 0.0) + w
+        if async_unit(r.op) == "wgmma":
+            wgmma_s += n * wgmma_seconds(r.op)
+        else:
+            pipes[p] = pipes.get(p, 0.0) + w
         instr += w
         g_req, g_sec = r.global_requests * s, r.global_sectors * s
         d = l2s = 0.0
@@ -130,11 +136,30 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
             continue
         rate = h200.PIPE_RATE[p] * (k["fp32_efficiency"] if p == "fp32" else 1.0)
         t["pipe:" + p] = count / (rate * sms * clk) * imbalance
+    if wgmma_s:
+        t["pipe:wgmma"] = wgmma_s * imbalance
     return LaunchCost(kernel=L.kernel, grid=grid, block=block, blocks=blocks, bps=bps, warps_per_sm=resident * wpb,
                       occupancy=occ, terms=t, per_pc=per_pc, dram_bytes=dram, instructions=instr, waves=waves,
                       loads_in_flight=_in_flight(L), same_address=L.atomic_same_address_max * s,
                       shared_wavefronts=shared_wf,
                       shared_requests=sum(r.shared_requests + r.shared_atomic_requests for r in L.pcs.values()) * s)
+
+
+#: a wgmma's input type -> the roofline precision whose dense peak it runs at
+_WGMMA_TYPES = {"bf16": "bf16", "f16": "fp16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8"}
+
+
+def wgmma_seconds(opcode: str) -> float:
+    """GPU-seconds of one warp's share (a quarter) of a wgmma.mma_async.m64nNkK: its 2·64·N·K FLOPs
+    over the whole GPU's sustained tensor rate for its input type (0 when the shape is unreadable)."""
+    parts = opcode.split(".")
+    shape = next((q for q in parts if q.startswith("m64n") and "k" in q), None)
+    kind = next((_WGMMA_TYPES[q] for q in parts[parts.index(shape) + 2:] if q in _WGMMA_TYPES), None) if shape else None
+    if shape is None or kind is None:
+        return 0.0
+    n, kk = shape[4:].split("k")
+    flops = 2 * 64 * int(n) * int(kk) / 4
+    return flops / (h200.TENSOR_PEAK[kind] * h200.TENSOR_SUSTAINED)
 
 
 def _in_flight(L) -> tuple[float, float]:

@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.hardware import CLOCK_HZ, H200, L1_BYTES, PIPE_RATE, SECTOR, SUB_PARTITIONS  # noqa: F401
+from harness.hardware import (CLOCK_HZ, H200, L1_BYTES, PIPE_RATE, SECTOR, SUB_PARTITIONS,  # noqa: F401
+                               TENSOR_PEAK)
 
 HERE = Path(__file__).resolve().parent
 
@@ -47,6 +48,18 @@ def library() -> dict:
 #: 2026-11-30: float4 streaming read 4.44 TB/s, fp32 FMA 65.2 TFLOP/s)
 READ_BYTES_PER_S = 4.44e12
 FP32_FLOPS = 65.2e12
+#: the tensor cores' sustained share of their dense peak under the H200's power cap: cuBLAS's bf16
+#: GEMM sustains 718 of the 989 TFLOP/s (docs/roofline.md, measured 2026-11-30). Not fitted: no
+#: wgmma calibration kernel has been timed yet; wgmma work is timed at this rate (estimate.py).
+TENSOR_SUSTAINED = 718e12 / 989.4e12
+
+
+def peak_flops(precision: str) -> float:
+    """The roofline's P for a kata's bench.precision: the FMA pipe's for fp32, else the dense
+    tensor-core peak of that type."""
+    return FP32_FLOPS if precision == "fp32" else TENSOR_PEAK[precision]
+
+
 # An empty kernel under the timing method on the H200 (`kata calibrate`'s empty launch, 3.0 us on
 # 2026-12-01, lab/results/2026-12-01-h200-wave3-run2/calibrate.txt): the start-up term of every
 # roofline time, added to library.json's roofline_s (recorded without it).
@@ -67,13 +80,14 @@ def entry(kata) -> dict:
         try:
             cost = kata.reference.cost(**{**case, **scalars})
             roof = max(float(cost.get("bytes", 0) or 0) / READ_BYTES_PER_S,
-                       float(cost.get("flops", 0) or 0) / FP32_FLOPS)
+                       float(cost.get("flops", 0) or 0) / peak_flops(kata.bench.precision))
         except Exception:  # a cost model that needs values only the inputs carry
             roof = 0.0
         rec = known.get(json.dumps(case, sort_keys=True), {})
         shapes = (m.case_shapes[i] if m.case_shapes else m.shapes) or ({},)
         e = {"case": case, "library_s": rec.get("library_s"), "solution_s": rec.get("solution_s"),
-             "roofline_s": rec.get("roofline_s") or roof, "model_case": {**case, **shapes[0]}}
+             "roofline_s": rec.get("roofline_s") or roof, "model_case": {**case, **shapes[0]},
+             "precision": kata.bench.precision}
         if len(shapes) > 1:
             e["model_case2"] = {**case, **shapes[1]}
         if scalars:

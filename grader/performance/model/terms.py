@@ -110,6 +110,8 @@ class Pipe(Issue):
         self.key, self.name = f"pipe:{pipe}", f"{pipe.upper()} pipe"
 
     def bound(self, c):
+        if self.pipe == "wgmma":
+            return f"tensor cores (wgmma) {c.utilisation:.0%} busy"
         return f"{self.name} {c.utilisation:.0%} busy"
 
     def advice(self, c):
@@ -117,6 +119,9 @@ class Pipe(Issue):
             return super().advice(c)
         if self.pipe == "fp32":
             return "at the FMA pipe's ceiling: only fewer FLOPs (or tensor cores, where the kata allows) would help"
+        if self.pipe == "wgmma":
+            return ("at the tensor cores' ceiling (wgmma at the power-capped sustained rate): only fewer FLOPs, "
+                    "or a narrower type where the kata allows (fp8 doubles bf16's rate), would help")
         return f"the {self.pipe} pipe is the busiest: use fewer of its instructions per element"
 
 

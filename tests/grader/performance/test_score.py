@@ -12,7 +12,23 @@ def test_roofline_time_picks_the_larger_term():
     t, bound = roofline_time({"bytes": 3 * 4 * 4096**2, "flops": 2 * 4096**3}, H200)
     assert bound == "compute" and t == pytest.approx(2 * 4096**3 / 66.9e12)
     t, _ = roofline_time({"flops": 1e12}, H200, precision="bf16")
-    assert t == pytest.approx(1e12 / 989e12)
+    assert t == pytest.approx(1e12 / 989.4e12)  # the datasheet's dense peak (the calibration is below it)
+
+
+def test_a_tensor_core_kata_is_measured_against_its_types_peak_not_the_fma_rate():
+    c = Ceilings(bandwidth=4.3e12, fp32=66.9e12, bf16=718e12)  # cuBLAS sustained, under the datasheet
+    assert c.peak("bf16") == c.peak("fp16") == pytest.approx(989.4e12)
+    assert c.peak("fp8") == pytest.approx(2 * 989.4e12) and c.peak("tf32") == pytest.approx(989.4e12 / 2)
+    assert Ceilings(4.3e12, 66.9e12, bf16=1100e12).peak("fp8") == pytest.approx(2200e12)  # measured faster
+    # cuBLAS's bf16 GEMM at 4096^3 (177 us on the H200) is far above the impossible-time floor of a
+    # kata that declares bf16, and would be "impossible" (< 0.85 x 2.1 ms) against the fp32 peak
+    from grader import catalog
+    from grader.performance.rotation import FLOOR_FRACTION
+
+    for kata_id, precision in (("tc-gemm", "bf16"), ("fp8-gemm", "fp8"), ("flash-prefill", "bf16")):
+        assert catalog.load(kata_id).bench.precision == precision
+    cost = catalog.load("tc-gemm").reference.cost(M=4096, N=4096, K=4096)
+    assert roofline_time(cost, c, "bf16")[0] * FLOOR_FRACTION < 177e-6 < roofline_time(cost, c)[0] * FLOOR_FRACTION
 
 
 def test_reduce_at_80_percent_of_roofline():

@@ -37,11 +37,11 @@ def ptx():
     return r.ptx
 
 
-def run_plan(tmp_path, ptx, first_line):
+def run_plan(tmp_path, ptx, first_line, counters=False):
     path = tmp_path / "launch.py"
     path.write_text(f"def launch(gpu, x, out):\n    {first_line}\n"
                     "    gpu.launch('box', grid=1, block=128, args=(m, out, 16, 8))\n")
-    backend = CpuBackend(sanitize=True)
+    backend = CpuBackend(sanitize=True, counters=counters)
     backend.load(ptx, None, "kernel.cu")
     plan = Plan(backend, path)
     x = backend.upload(np.arange(400, dtype=np.float32))
@@ -66,6 +66,15 @@ def test_a_tma_kernel_reads_the_box_the_plan_mapped(tmp_path, ptx):
     want[:2, :24] = x[8:10, 16:40]  # rows 10, 11 and columns 40.. are outside: TMA fills zeros
     np.testing.assert_array_equal(got, want)
     assert backend.findings == []
+
+
+def test_the_copy_engines_reads_are_one_request_of_the_boxs_sectors(tmp_path, ptx):
+    """The box's in-bounds part is rows 8-9, columns 16-39: 96 bytes a row at byte 1344 and 1504, three
+    32-byte sectors each. The counters (and the model's cache records) see them as one load request."""
+    backend, _ = run_plan(tmp_path, ptx, GOOD, counters=True)
+    t = backend.counters().total
+    tma = t.global_load_requests, t.global_load_sectors, t.global_load_ideal_sectors
+    assert tma == (1, 6, 6) and t.bytes_read == 6 * 32
 
 
 @pytest.mark.parametrize("line, words", [
