@@ -103,6 +103,8 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         # one L1 wavefront per distinct 128-byte line a warp's request touches (recorded up to
         # the record cap; past it, a quarter of the sectors)
         gwf = max(g_req, r.l1_lines * s if r.l1_lines and not L.cache_truncated else g_sec / 4)
+        if async_unit(r.op) == "tma":  # the copy engine moves L2 to shared memory past L1's wavefronts
+            gwf = 0.0
         global_wf += gwf
         stall = 0.0
         b = r.batch
