@@ -9,17 +9,20 @@
 #   2. the same for fp8-gemm: the solution with 4 and 6 stages, and its mma.sync predecessor;
 #   3. `kata bench tc-gemm fp8-gemm` (the solutions against their libraries, through the sandboxed
 #      launch plan);
-#   4. `kata dev check KATA --backend gpu` of both, in parallel.
+#   4. `kata dev check KATA --backend gpu` of both, in parallel;
+#   5. lab/model/hopper/rates.py: the model's Hopper calibration kernels (sustained wgmma rate,
+#      TMA bytes per second from DRAM and from L2).
 # TC_VARIANTS="name:BN:STAGES:CONSUMERS ...", FP8_STAGES="4 6" override the lists;
-# ONLY=variants|bench|devcheck runs one part. Results under $JOBOUT (or $OUT): variants.txt,
-# bench.txt, bench.md, devcheck.txt, gpu.txt.
-# DRY=1 (no GPU): the variants' checks only, on the CPU emulator at a small shape, with $PYTHON.
+# ONLY=variants|bench|devcheck|rates runs one part. Results under $JOBOUT (or $OUT): variants.txt,
+# bench.txt, bench.md, devcheck.txt, hopper_rates.txt/.json, gpu.txt.
+# DRY=1 (no GPU): the variants' checks and the calibration kernels on the CPU emulator at a small
+# shape, with $PYTHON.
 OUT=${JOBOUT:-${OUT:-$(mktemp -d)}}
 mkdir -p "$OUT"
 qt_args=()
 py=python3
 if [ "${DRY:-0}" = 1 ]; then
-  ONLY=variants
+  ONLY=dry
   qt_args=(--backend cpu --case '{"M": 200, "N": 264, "K": 256}')
   py=${PYTHON:-python3}
 else
@@ -40,7 +43,7 @@ variant() {  # kata name "defines" "launch.py constants line"
   echo "$d"
 }
 
-if [ -z "$ONLY" ] || [ "$ONLY" = variants ]; then
+if [ -z "$ONLY" ] || [ "$ONLY" = variants ] || [ "$ONLY" = dry ]; then
   tc=""
   for spec in ${TC_VARIANTS:-t128x256_s4:256:4:2 t128x256_s3:256:3:2 t128x128_s6:128:6:2 t192x128_s4:128:4:3}; do
     IFS=: read -r name bn st cons <<< "$spec"
@@ -64,14 +67,18 @@ if [ -z "$ONLY" ] || [ "$ONLY" = variants ]; then
     echo "exit ${PIPESTATUS[0]}"; } > "$OUT/variants.txt" 2>&1
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = bench ]; then
-  { timeout 60 python3 -m grader bench tc-gemm fp8-gemm --out "$scratch/bench" 2>&1; echo "kata bench: exit $?"; } > "$OUT/bench.txt"
+  { timeout 55 python3 -m grader bench tc-gemm fp8-gemm --out "$scratch/bench" 2>&1; echo "kata bench: exit $?"; } > "$OUT/bench.txt"
   cp "$scratch/bench/bench.md" "$OUT/bench.md" 2>/dev/null
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = devcheck ]; then
   for id in tc-gemm fp8-gemm; do
-    ( { timeout 70 python3 -m grader dev check "$id" --backend gpu 2>&1; echo "exit $?"; } > "$scratch/dc_$id.txt" ) &
+    ( { timeout 60 python3 -m grader dev check "$id" --backend gpu 2>&1; echo "exit $?"; } > "$scratch/dc_$id.txt" ) &
   done
   wait
   cat "$scratch"/dc_*.txt > "$OUT/devcheck.txt"
 fi
-cat "$OUT/gpu.txt" "$OUT/variants.txt" 2>/dev/null; tail -8 "$OUT/bench.txt" 2>/dev/null; grep -E "checks passed|^FAIL|^exit" "$OUT/devcheck.txt" 2>/dev/null
+if [ -z "$ONLY" ] || [ "$ONLY" = rates ] || [ "$ONLY" = dry ]; then
+  if [ "$ONLY" = dry ]; then rates_args=(--backend cpu); else rates_args=(--out "$OUT/hopper_rates.json"); fi
+  { timeout 30 "$py" lab/model/hopper/rates.py "${rates_args[@]}" 2>&1; echo "exit $?"; } > "$OUT/hopper_rates.txt"
+fi
+cat "$OUT/gpu.txt" "$OUT/variants.txt" "$OUT/hopper_rates.txt" 2>/dev/null; tail -8 "$OUT/bench.txt" 2>/dev/null; grep -E "checks passed|^FAIL|^exit" "$OUT/devcheck.txt" 2>/dev/null
