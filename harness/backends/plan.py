@@ -43,6 +43,28 @@ _MAP_DTYPES = {"float32": "float32", "float16": "float16", "uint8": "uint8", "in
                "float64": "float64", "uint64": "uint64", "int64": "int64"}
 
 
+def map_problem(nbytes: int, fields: dict) -> tuple[str, str] | None:
+    """(what is wrong, what to do) with a tensor map's fields over a buffer of nbytes, or None:
+    cuTensorMapEncodeTiled's own checks, and the tensor inside the buffer. The plan checks its
+    maps with it, and the worker again for a map a plan process names (it trusts no message)."""
+    from harness.emulator.tensormap import TensorMapError, encode_tiled
+
+    try:
+        encode_tiled(fields["dtype"], 0, fields["global_dim"], fields["global_strides"], fields["box_dim"],
+                     fields["element_strides"], swizzle=fields["swizzle"], oob_fill=fields["oob_fill"])
+        dims, strides = tuple(int(v) for v in fields["global_dim"]), tuple(int(v) for v in fields["global_strides"])
+    except TensorMapError as exc:
+        return str(exc), "the fields are cuTensorMapEncodeTiled's; dimension 0 is the innermost"
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"malformed fields ({exc!r})", "pass the fields gpu.tensor_map takes"
+    esize = {"uint8": 1, "uint16": 2, "float16": 2, "bfloat16": 2}.get(fields["dtype"], 8 if "64" in fields["dtype"] else 4)
+    span = (dims[0] - 1) * esize + esize + sum((d - 1) * s for d, s in zip(dims[1:], strides))
+    if span > nbytes:
+        return (f"the tensor spans {span} bytes (dims {list(dims)}, strides {list(strides)}) but the buffer "
+                f"holds {nbytes}", "check global_dim (innermost first) and the byte strides")
+    return None
+
+
 class LaunchError(Exception):
     """A launch plan asked for something no GPU would run; names launch.py's line."""
 
@@ -97,31 +119,22 @@ class Plan:
         one; global_strides are the byte strides of dimensions 1..rank-1 (multiples of 16);
         box_dim is the tile one cp.async.bulk.tensor moves; swizzle 'none', '32B', '64B' or '128B'.
         dtype defaults to the buffer's ('bfloat16' or 'tfloat32' must be said: numpy has neither)."""
-        from harness.emulator.tensormap import TensorMapError, encode_tiled
-
         self._buffer(buf, "tensor_map")
         name = dtype or _MAP_DTYPES.get(np.dtype(buf.dtype).name)
         if name is None:
             raise self._error(f"tensor_map: no TMA data type for a {np.dtype(buf.dtype).name} buffer",
                               "pass dtype='bfloat16' (or another CUtensorMapDataType name)")
-        fields = {"dtype": name, "global_dim": tuple(int(v) for v in global_dim),
-                  "global_strides": tuple(int(v) for v in global_strides),
-                  "box_dim": tuple(int(v) for v in box_dim),
-                  "element_strides": None if element_strides is None else tuple(int(v) for v in element_strides),
-                  "swizzle": swizzle, "oob_fill": oob_fill}
         try:
-            encode_tiled(name, 0, fields["global_dim"], fields["global_strides"], fields["box_dim"],
-                         fields["element_strides"], swizzle=swizzle, oob_fill=oob_fill)
-        except TensorMapError as exc:
-            raise self._error(f"tensor_map: {exc}", "the fields are cuTensorMapEncodeTiled's; dimension 0 is "
-                              "the innermost") from None
-        dims, strides = fields["global_dim"], fields["global_strides"]
-        esize = {"uint8": 1, "uint16": 2, "float16": 2, "bfloat16": 2}.get(name, 8 if "64" in name else 4)
-        span = (dims[0] - 1) * esize + esize + sum((d - 1) * s for d, s in zip(dims[1:], strides))
-        if span > buf.nbytes:
-            raise self._error(f"tensor_map: the tensor spans {span} bytes (dims {list(dims)}, strides "
-                              f"{list(strides)}) but the buffer holds {buf.nbytes}",
-                              "check global_dim (innermost first) and the byte strides")
+            fields = {"dtype": name, "global_dim": tuple(int(v) for v in global_dim),
+                      "global_strides": tuple(int(v) for v in global_strides),
+                      "box_dim": tuple(int(v) for v in box_dim),
+                      "element_strides": None if element_strides is None else tuple(int(v) for v in element_strides),
+                      "swizzle": swizzle, "oob_fill": oob_fill}
+        except (TypeError, ValueError) as exc:
+            raise self._error(f"tensor_map: {exc}", "dimensions, strides and boxes are lists of ints") from None
+        problem = map_problem(buf.nbytes, fields)
+        if problem is not None:
+            raise self._error(f"tensor_map: {problem[0]}", problem[1])
         make = getattr(self._backend, "tensor_map", None)
         if make is None:
             raise self._error("tensor_map: this backend has no tensor maps")

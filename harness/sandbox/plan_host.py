@@ -305,11 +305,17 @@ def _real(handles: dict, arg, backend=None):
     if isinstance(arg, messages.Buf):
         return _resolve(handles, arg)
     if isinstance(arg, messages.Map):
+        from harness.backends.plan import map_problem
+
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in arg.fields.items()}
+        buf = _resolve(handles, arg.buf)
+        problem = map_problem(buf.nbytes, fields)
+        if problem is not None:
+            raise _Refused(f"tensor_map: {problem[0]}")
         make = getattr(backend, "tensor_map", None)
         if make is None:
             raise _Refused("this backend has no tensor maps")
-        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in arg.fields.items()}
-        return make(_resolve(handles, arg.buf), fields)
+        return make(buf, fields)
     if arg.dtype == messages.PLAIN:
         return arg.value  # msgspec gave an int or a float, nothing else
     return _dtype(arg.dtype).type(arg.value)
