@@ -5,7 +5,7 @@
 //   mbarrier; warpgroup 0 is the producer (one thread; setmaxnreg gives its registers away),
 //   warpgroups 1-2 consume 64 rows × 128 columns of the 128×128 tile each.
 // Per k group a consumer runs four wgmma.m64n128k32 (e4m3, both operands K-major from
-//   descriptors) into a fresh float partial, waits for them (wgmma.wait_group 0), releases the
+//   descriptors) into a fresh float partial (the first with scale-d false: D = A·B, no zeroing), waits for them (wgmma.wait_group 0), releases the
 //   stage (one arrival per warp on its "empty" mbarrier) and promotes: acc += partial ·
 //   As[m][g] · Bs[n/128][g] on the CUDA cores (DeepSeek-V3's promotion, which also keeps the
 //   tensor cores' limited-precision fp8 sums short). While one warpgroup promotes, the other's
@@ -58,16 +58,17 @@ __device__ __forceinline__ void tma_2d(unsigned dst, const TensorMap* map, int x
 #define R16(i) R4(i), R4(i + 4), R4(i + 8), R4(i + 12)
 
 // One warpgroup's m64n128k32 e4m3 × e4m3 into 64 float accumulators a thread, both operands
-// K-major from descriptors (8-bit wgmma has no transposed form; B is stored [n][k], so it is).
-__device__ __forceinline__ void wgmma_e4m3(float* d, unsigned long long da, unsigned long long db) {
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+// K-major from descriptors (8-bit wgmma has no transposed form; B is stored [n][k], so it is);
+// accumulate 0 is scale-d false: D = A·B, the accumulators' old values ignored.
+__device__ __forceinline__ void wgmma_e4m3(float* d, unsigned long long da, unsigned long long db, int accumulate) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
                  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
                  "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
                  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
                  "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
                  "}, %64, %65, p, 1, 1; }"
-                 : R16(0), R16(16), R16(32), R16(48) : "l"(da), "l"(db));
+                 : R16(0), R16(16), R16(32), R16(48) : "l"(da), "l"(db), "r"(accumulate));
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) fp8_gemm(
@@ -116,13 +117,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) fp8_gemm(
             const int s = kg % STAGES;
             const unsigned st = base + s * STAGE_BYTES;
             const float sb = bs[kg], s0 = as0[kg] * sb, s1 = as1[kg] * sb;  // loads in flight during the wgmmas
-#pragma unroll
-            for (int i = 0; i < 64; i++) part[i] = 0.0f;
             bar_wait(smem_addr(&full[s]), (kg / STAGES) & 1);
             asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
             for (int ks = 0; ks < BK / 32; ks++)  // k32 = 32 bytes along the swizzled 128-byte rows
-                wgmma_e4m3(part, desc(st + c * 64 * 128 + ks * 32), desc(st + A_BYTES + ks * 32));
+                wgmma_e4m3(part, desc(st + c * 64 * 128 + ks * 32), desc(st + A_BYTES + ks * 32), ks);
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
             if (lane == 0)  // this warp's wgmmas have retired: the stage may be refilled
