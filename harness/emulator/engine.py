@@ -10,7 +10,8 @@ shape of `if (tid < stride)`) runs through 2-D views instead of gathers: see box
 
 Barriers and warp-level sync are in sync.py (a mixin of Engine). A group that keeps jumping
 backwards while others wait yields now and then, so spin-waits on a flag another block sets make
-progress. When nothing can run and lanes still wait, the launch is a deadlock.
+progress; one whose mbarrier poll just failed yields at once (a GPU's try_wait suspends). When
+nothing can run and lanes still wait, the launch is a deadlock.
 """
 from __future__ import annotations
 
@@ -69,6 +70,12 @@ class Engine(Synchronisation, LaunchState):
         return self.lane_work + ISSUE_WORK * self.issued
 
     # ---- the loop ----------------------------------------------------------------------------
+    def _polled(self) -> bool:
+        """Whether the loop closing now polled an mbarrier in vain (the flag is read once): a
+        waiting group yields at its back edge at once, not after SPIN_LIMIT turns of spinning."""
+        failed, self.poll_failed = self.poll_failed, False
+        return failed
+
     def _loop(self) -> None:
         code, runnable = self.code, self.runnable
         budget, deadline = self.budget, time.monotonic() + self.wall_clock_s
@@ -116,7 +123,7 @@ class Engine(Synchronisation, LaunchState):
                     if inst.kind == BRANCH:
                         if k == m.size:
                             if inst.target <= pc:
-                                spins += 1
+                                spins = SPIN_LIMIT if self._polled() else spins + 1
                                 if spins >= SPIN_LIMIT and (runnable or self._release()):
                                     self._push(inst.target, idx)
                                     break
@@ -189,7 +196,7 @@ class Engine(Synchronisation, LaunchState):
                     if obs is not None:
                         obs.on_issue(inst, self.lane_block[sel], self.lane_tid[sel])
                     if inst.target <= pc:
-                        spins += 1
+                        spins = SPIN_LIMIT if self._polled() else spins + 1
                         if spins >= SPIN_LIMIT and (runnable or self._release()):
                             self._push(inst.target, idx)
                             break

@@ -162,6 +162,7 @@ class LaunchState:
         self.ws_waiting: dict[int, np.ndarray] = {}
         self.found: dict[tuple, Finding] = {}
         self.stopped, self.issued, self.next_block, self.clock = False, 0, 0, 0
+        self.poll_failed = False  # the last mbarrier poll (try_wait / test_wait) found no phase done
         self.timer_start = time.time_ns()  # %globaltimer's value when the launch began
         self.lane_work, self.work_budget = 0, 1 << 62  # emulated work (engine.Engine.work) and its cap
         self.resident = 0  # slots holding a block

@@ -249,6 +249,8 @@ def _wait(eng, inst, mods, o):
                 bar.polls += 1
                 if bar.polls >= HANG_POLLS and not st.inflight.get(key) and bar.pending <= 0 < bar.tx:
                     _hang(eng, inst, key, bar, ls[~done])
+        if not ok.any():  # every poller waits on: its loop's back edge yields (engine.py), as a GPU's
+            eng.poll_failed = True  # try_wait suspends the thread instead of spinning
         d(sel, ok)
     return PLAIN, run
 
