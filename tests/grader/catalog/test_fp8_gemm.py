@@ -21,6 +21,13 @@ def _bf16(x):
 def test_e4m3_codes_are_the_emulators(ref):
     x = np.random.default_rng(1).uniform(-448, 448, 5000)
     np.testing.assert_array_equal(ref.to_e4m3(x), encode(x, "e4m3", True))
+    # every value, every midpoint (ties to the even code), a hair either side, subnormals, 448
+    v = ref.E4M3[:0x7F]
+    mids = (v[1:] + v[:-1]) / 2
+    edges = np.concatenate([v, mids, np.nextafter(mids, 0), np.nextafter(mids, 500), [0.0, 448.0, 2.0**-10]])
+    for x in (edges, -edges, np.random.default_rng(2).standard_normal(20000) * 10.0 ** np.linspace(-4, 2.6, 20000)):
+        x = np.clip(x, -448, 448)
+        np.testing.assert_array_equal(ref.to_e4m3(x), encode(x, "e4m3", True))
     np.testing.assert_array_equal(np.nan_to_num(ref.E4M3), np.nan_to_num(VALUES["e4m3"]))
 
 
