@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from grader.cli._errors import console as _console, handled
+from grader.cli.serve_katas import kata_group, open_db
 from grader.errors import UsageError
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -82,12 +83,7 @@ def admin(ctx, data, db_url) -> None:
 
 
 def _db(ctx):
-    from grader.server import private_katas
-    from grader.server.database import open_database
-
-    db = open_database(ctx.obj["db"], ctx.obj["data"])
-    private_katas.register_all(db)  # the server's private katas, loadable by id like the package's
-    return db
+    return open_db(ctx)
 
 
 def _due(text: str | None) -> float | None:
@@ -275,63 +271,6 @@ def audit(ctx, candidate, last) -> None:
                    f"{e.remote or ''} {e.detail}")
 
 
-@admin.group(name="kata")
-def kata_group() -> None:
-    """Private katas: your own kata folders, kept only on this server."""
-
-
-@kata_group.command(name="add")
-@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--no-grade", is_flag=True, help="Check the files only; do not grade the stub and the solution.")
-@click.option("--backend", type=click.Choice(["cpu", "gpu", "auto"]), default="cpu", show_default=True,
-              help="Where the stub and the solution are graded.")
-@click.pass_context
-@handled
-def kata_add(ctx, folder, no_grade, backend) -> None:
-    """Add the kata in FOLDER (kata.toml, statement.md, stub.cu, launch.py, reference.py, solution/).
-
-    Candidates receive its statement, stub, launch plan, reference.py and kata.toml without its hidden
-    cases; the hidden cases and solution/ stay on the server.
-    """
-    from rich.text import Text
-
-    from grader.server import private_katas
-
-    console = _console()
-
-    def show(check) -> None:
-        mark = ("ok", "green") if check.ok else ("FAILED", "bold red")
-        console.print(Text.assemble("  ", mark, f" {check.item}: {check.got}"))
-
-    if not no_grade:
-        console.print("checking the files, then grading the stub and the solution (a minute or more on the CPU)")
-    added = private_katas.add(_db(ctx), folder, grade=not no_grade, backend=backend, on_check=show)
-    console.print(f"private kata {added.kata} added ({added.files} files); use it with "
-                  f"`kata serve admin create NAME --katas {added.kata}`", markup=False)
-
-
-@kata_group.command(name="list")
-@click.pass_context
-@handled
-def kata_list(ctx) -> None:
-    """This server's private katas."""
-    from grader.server import private_katas
-
-    for found in private_katas.listing(_db(ctx)):
-        added = _dt.datetime.fromtimestamp(found.added_at).strftime("%Y-%m-%d %H:%M")
-        click.echo(f"{found.id}  {len(found.files)} files · added {added} · sha256 {found.sha256[:12]}")
-
-
-@kata_group.command(name="remove")
-@click.argument("kata_id")
-@click.pass_context
-@handled
-def kata_remove(ctx, kata_id) -> None:
-    """Remove a private kata no assignment uses."""
-    from grader.server import private_katas
-
-    private_katas.remove(_db(ctx), kata_id)
-    click.echo(f"removed {kata_id}")
-
+admin.add_command(kata_group)
 
 commands = [serve]

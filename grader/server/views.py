@@ -24,10 +24,17 @@ from grader.server.models import Assignment, Submission
 _SEED_FLAG = re.compile(r"\s--seed\s+-?\d+")
 
 
-@lru_cache(maxsize=64)
 def workspace_files(kata: str, language: str) -> dict[str, str]:
     """The files `kata start KATA --lang LANGUAGE` writes (the stub, launch.py, statement.md), minus
     the .kata marker, which the client writes itself."""
+    from grader import catalog
+
+    # keyed by the kata's folder too: a private kata removed and added again is another folder
+    return _workspace_files(kata, language, str(catalog.load(kata).folder))
+
+
+@lru_cache(maxsize=64)
+def _workspace_files(kata: str, language: str, _folder: str) -> dict[str, str]:
     from grader.grading import workspace
 
     with tempfile.TemporaryDirectory(prefix="kata-stub-") as folder:
