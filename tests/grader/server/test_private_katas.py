@@ -189,3 +189,36 @@ def test_bad_private_katas_are_refused_with_a_message_naming_the_file(tmp_path):
     assert _admin(data, home, "create", "Onsite", "--katas", "vector-sub").returncode == 0
     _refused(_admin(data, home, "kata", "remove", "vector-sub"), "part of 1 assignment")
     _refused(_admin(data, home, "kata", "remove", "nothing-here"), "no private kata nothing-here")
+
+
+def test_the_hidden_suite_is_the_secret_draw_then_kata_toml_then_the_interviewers():
+    from grader.grading import secret_cases
+    from grader.server.grade_job import hidden_suite
+
+    kata = catalog.load("vector-add")
+    extra = [{"n": 777773}]
+    suite = hidden_suite("vector-add", 42, extra)
+    assert suite == (*secret_cases.draw(kata, 42), *kata.hidden, *extra)
+    assert suite == hidden_suite("vector-add", 42, extra)  # a regrade after a crash: the same cases
+    assert suite[:2] != hidden_suite("vector-add", 43, extra)[:2]  # another interview: others
+
+
+def test_a_candidate_never_writes_a_servers_file_outside_the_kata_folder(tmp_path):
+    from grader.errors import UsageError
+    from grader.server import client
+
+    for name in ("../escaped.py", "/tmp/absolute.py"):
+        with pytest.raises(UsageError, match="stay inside its folder"):
+            client._private_copy(tmp_path / "iv" / ".katas" / "k", {name: "x"})
+    assert not (tmp_path / "iv" / ".katas" / "escaped.py").exists()
+
+
+def test_a_private_katas_public_part_has_no_hidden_cases_no_comments_and_no_solution():
+    from grader.server import private_katas
+
+    files = private_katas.read_folder(PRIVATE)
+    assert "solution/kernel.cu" in files and "kata.toml" in files
+    public = private_katas.public_files(files)
+    assert sorted(public) == ["kata.toml", "launch.py", "reference.py", "statement.md", "stub.cu"]
+    assert "hidden" not in public["kata.toml"] and "#" not in public["kata.toml"]
+    assert "solution/kernel.cu" not in private_katas.grading_files(files)
