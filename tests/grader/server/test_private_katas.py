@@ -222,3 +222,21 @@ def test_a_private_katas_public_part_has_no_hidden_cases_no_comments_and_no_solu
     assert sorted(public) == ["kata.toml", "launch.py", "reference.py", "statement.md", "stub.cu"]
     assert "hidden" not in public["kata.toml"] and "#" not in public["kata.toml"]
     assert "solution/kernel.cu" not in private_katas.grading_files(files)
+
+
+def test_a_private_kata_is_kept_in_postgresql_too(postgres_url):
+    from grader.server import private_katas
+    from grader.server.database import Database
+
+    database = Database(postgres_url)
+    try:
+        with database.engine.begin() as c:
+            c.exec_driver_sql("TRUNCATE private_katas")
+        private_katas.add(database, PRIVATE, grade=False)
+        stored = private_katas.files_of(database, "vector-sub")
+        assert stored == private_katas.read_folder(PRIVATE)  # every file, byte for byte
+        assert [k.id for k in private_katas.listing(database)] == ["vector-sub"]
+        private_katas.remove(database, "vector-sub")
+        assert private_katas.files_of(database, "vector-sub") is None
+    finally:
+        database.close()
