@@ -31,6 +31,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+from harness.sandbox.os_sandbox import drop_capabilities
+
 #: the scratch folder's quota: the compilers' caches of a grade's specialisations take a few dozen
 #: small files and a few MiB
 SCRATCH_BYTES, SCRATCH_FILES = 256 << 20, 1000
@@ -230,8 +232,6 @@ def _become(target: int, jail: Jail) -> None:
         jail.missing.append(f"kernel.py's process runs as root, its process count uncapped "
                             f"(it could not take another uid: {exc.strerror})")
         return
-    from harness.sandbox.os_sandbox import drop_capabilities
-
     drop_capabilities((CAP_DAC_READ_SEARCH,))  # effective again: the imports read as root did
     resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
     jail.uid, jail.tasks, jail.keep_caps = target, TASKS, (CAP_DAC_READ_SEARCH,)
