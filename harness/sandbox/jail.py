@@ -88,7 +88,7 @@ def enter(scratch: str) -> Jail:
     if not jail.pid_namespace:
         jail.missing.append("no pid namespace: processes kernel.py starts may outlive it")
     parent = os.getpid()
-    _fork_and_wait()
+    _fork_and_wait(target if root and not jail.pid_namespace else None)
     if root:
         _become(target, jail)
     elif jail.pid_namespace:  # in its own user namespace: the count is its own
@@ -198,9 +198,11 @@ def _mount_tmpfs(scratch: str, owner: str) -> int:
     return _libc.mount(b"kata-scratch", scratch.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, data)
 
 
-def _fork_and_wait() -> None:
+def _fork_and_wait(sweep_uid: int | None) -> None:
     """Continue in a child (pid 1 of the new pid namespace, if there is one); this process only
-    waits for it, then ends: it is the worker's child, so the worker's kill of it ends the child."""
+    waits for it, then ends: it is the worker's child, so the worker's kill of it ends the child.
+    sweep_uid (root's jail without a pid namespace): when the child has ended, every process of
+    that uid is killed, as that uid (kill(-1) reaches exactly them)."""
     pid = os.fork()
     if pid == 0:
         return
@@ -214,6 +216,13 @@ def _fork_and_wait() -> None:
             break
         except InterruptedError:
             continue
+    if sweep_uid is not None:
+        try:
+            os.setresuid(sweep_uid, sweep_uid, sweep_uid)
+            for _ in range(1000):  # a fork racing the sweep: until none is left (ESRCH)
+                os.kill(-1, 9)
+        except OSError:
+            pass
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
