@@ -38,6 +38,9 @@ from harness.sandbox.os_sandbox import drop_capabilities
 SCRATCH_BYTES, SCRATCH_FILES = 256 << 20, 1000
 #: processes and threads of the kernel process together (Triton, numba and ptxas need a handful)
 TASKS = 64
+#: CPUs it may run on: libraries size their thread pools by them (OpenBLAS, LLVM's), and TASKS
+#: must hold those pools on a machine of 128 cores too
+CPUS = 8
 #: root's sandbox takes uid UID_BASE + its parent's pid: unique among live ones, owned by no one
 UID_BASE = 0x60000000
 CAP_DAC_READ_SEARCH = 2
@@ -87,6 +90,10 @@ def enter(scratch: str) -> Jail:
             os.chown(scratch, target, target)
     if not jail.pid_namespace:
         jail.missing.append("no pid namespace: processes kernel.py starts may outlive it")
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, cpus[:CPUS])
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[name] = str(min(len(cpus), CPUS))
     parent = os.getpid()
     _fork_and_wait(target if root and not jail.pid_namespace else None)
     if root:

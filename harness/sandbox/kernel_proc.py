@@ -5,9 +5,11 @@ buffer and case) its import-time code could wrap the backend's launch, write the
 or edit kata's store. So the worker never imports it. This process does, under
 harness/sandbox/os_sandbox.confine: it reads the workspace, Python and the installed packages the
 compilers need, writes only its scratch folder (the compilers' caches), may run only the
-compiler's ptxas, and holds no data. It answers the worker in typed messages (msgspec): what
-kernels kernel.py defines and their parameters, then one compiled specialisation (PTX, cubin,
-launch facts) per request; the worker loads the PTX as it loads NVRTC's.
+compiler's ptxas, and holds no data. Its jail (harness/sandbox/jail.py) caps the scratch folder
+(a tmpfs) and its processes and threads, and takes every process it started with it. It answers
+the worker in typed messages (msgspec): what kernels kernel.py defines and their parameters, then
+one compiled specialisation (PTX, cubin, launch facts) per request; the worker loads the PTX as it
+loads NVRTC's.
 """
 from __future__ import annotations
 
@@ -132,7 +134,8 @@ class KernelProcess:
         return CompiledKernel(c.entry, c.ptx, c.cubin, c.threads, c.shared, tuple(c.scratch))
 
     def _watch(self) -> None:
-        """Stop the process the moment its scratch folder holds more than the quota."""
+        """Stop the process once its scratch folder holds more than the quota: the quota where the
+        machine allows no tmpfs (jail.probe); in the jail the worker sees the folder empty."""
         proc = self.proc
         while proc is not None and proc.is_alive():
             files, size = 0, 0
