@@ -31,7 +31,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from harness.sandbox.os_sandbox import drop_capabilities
+from harness.sandbox.os_sandbox import FILE_BYTES, drop_capabilities
 
 #: the scratch folder's quota: the compilers' caches of a grade's specialisations take a few dozen
 #: small files and a few MiB
@@ -120,7 +120,8 @@ def explain(exc: BaseException, jail: Jail | None) -> str | None:
                     f"{SCRATCH_BYTES >> 20} MiB in {SCRATCH_FILES} files and folders (the compilers' caches "
                     "need a few MiB)")
         if code == errno.EFBIG:
-            return "kernel.py's process wrote a file over 64 MiB (the largest its scratch folder takes)"
+            return (f"kernel.py's process wrote a file over {FILE_BYTES >> 20} MiB (the largest its scratch "
+                    "folder takes)")
         if jail is not None and jail.tasks and (
                 (code == errno.EAGAIN and getattr(exc, "filename", None) is None)
                 or (isinstance(exc, RuntimeError) and "new thread" in str(exc))):
