@@ -226,13 +226,34 @@ def _fork_and_wait(sweep_uid: int | None) -> None:
         except InterruptedError:
             continue
     if sweep_uid is not None:
-        try:
-            os.setresuid(sweep_uid, sweep_uid, sweep_uid)
-            for _ in range(1000):  # a fork racing the sweep: until none is left (ESRCH)
-                os.kill(-1, 9)
-        except OSError:
-            pass
+        _kill_all_as(sweep_uid)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _kill_all_as(uid: int) -> None:
+    """Become uid and kill every process of it (this one is spared by kill(-1))."""
+    try:
+        os.setresuid(uid, uid, uid)
+        for _ in range(1000):  # a fork racing the sweep: until none is left (ESRCH)
+            os.kill(-1, 9)
+    except OSError:
+        pass
+
+
+def sweep(parent_pid: int) -> None:
+    """The worker, having killed a kernel process (`parent_pid`) run as root where no pid namespace
+    was allowed: kill what its jail left, every process of the uid the jail took."""
+    if not _LINUX or os.geteuid() != 0 or not any("pid namespace" in m for m in probe()):
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # a fork that only makes syscalls
+        pid = os.fork()
+    if pid == 0:
+        _kill_all_as(UID_BASE + parent_pid)
+        os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def _become(target: int, jail: Jail) -> None:

@@ -175,6 +175,7 @@ class KernelProcess:
         if self.proc is not None and self.proc.is_alive():
             self.proc.kill()
             self.proc.join(5)
+            _jail.sweep(self.proc.pid)  # where no pid namespace took its processes with it
         self.proc = None
         shutil.rmtree(self.scratch, ignore_errors=True)
 

@@ -122,3 +122,37 @@ def test_each_limit_is_named(error, words):
         assert words in jail.explain(wrapped, capped)
     assert jail.explain(ValueError("a bug of kernel.py's"), capped) is None
     assert jail.explain(BlockingIOError(errno.EAGAIN, "x"), jail.Jail()) is None  # no cap: not ours
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root's jail takes a uid of its own")
+def test_without_a_pid_namespace_the_worker_sweeps_the_uid_when_it_kills_the_process(tmp_path, monkeypatch):
+    """The worker's kill ends the jailed process (its parent's death), not what it forked: the
+    sweep by uid does."""
+    import signal
+    import time
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            jail._unshare = lambda flags: -1
+            jail.enter(str(scratch))
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+            os.write(write, str(os.getuid()).encode())
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    os.close(write)
+    uid = int(os.read(read, 64))
+    os.close(read)
+    assert len(_listed(uid)) == 2  # the jailed process and its child
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    monkeypatch.setattr(jail, "probe", lambda: ["no pid namespace"])
+    jail.sweep(pid)
+    assert not _processes_of(uid)
