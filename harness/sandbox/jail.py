@@ -77,8 +77,9 @@ def enter(scratch: str) -> Jail:
     flags = _CLONE_NEWNS | _CLONE_NEWPID | (0 if root else _CLONE_NEWUSER)
     if _unshare(flags) == 0:
         jail.pid_namespace = True
-        if not root:
-            _map_self(uid, gid)
+        if not root and not _map_self(uid, gid):
+            jail.missing.append("kernel.py's user namespace could not map its user (its files are "
+                                "nobody's)")
         owner = f",uid={target},gid={target}" if root else ""
         jail.tmpfs = _mount_tmpfs(scratch, owner) == 0
     elif root and _unshare(_CLONE_NEWNS) == 0:  # a pid namespace refused: still the quota

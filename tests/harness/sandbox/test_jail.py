@@ -156,3 +156,63 @@ def test_without_a_pid_namespace_the_worker_sweeps_the_uid_when_it_kills_the_pro
     monkeypatch.setattr(jail, "probe", lambda: ["no pid namespace"])
     jail.sweep(pid)
     assert not _processes_of(uid)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="made a non-root user from root")
+def test_a_non_root_user_gets_the_jail_through_a_user_namespace():
+    """Started as another user (65534 here), the jail is a user namespace of its own: the same
+    tmpfs quota and process cap, the count its own."""
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp()
+    os.chmod(base, 0o755)  # the user must reach its scratch folder
+    scratch = os.path.join(base, "scratch")
+    os.mkdir(scratch)
+    os.chown(scratch, 65534, 65534)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(65534, 65534, 65534)
+            os.setresuid(65534, 65534, 65534)
+            jail._libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as a program the user started is
+            j = jail.enter(scratch)
+            seen = {"tmpfs": j.tmpfs, "pid_namespace": j.pid_namespace, "tasks": j.tasks, "missing": j.missing}
+            written = 0
+            try:
+                with open(os.path.join(scratch, "big"), "wb") as f:
+                    for _ in range(40):  # 320 MiB
+                        f.write(b"x" * (8 << 20))
+                        f.flush()
+                        written += 8 << 20
+            except OSError as exc:
+                seen["write"] = [written >> 20, exc.errno]
+            forks = 0
+            try:
+                for _ in range(200):
+                    if os.fork() == 0:
+                        import time
+
+                        time.sleep(30)
+                        os._exit(0)
+                    forks += 1
+            except OSError as exc:
+                seen["fork"] = [forks, exc.errno]
+            os.write(write, json.dumps(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    got = json.loads(os.read(read, 1 << 16) or b"{}")
+    os.close(read)
+    left = os.listdir(scratch)
+    shutil.rmtree(base)
+    if got.get("missing"):
+        pytest.skip("user namespaces are not allowed here: " + "; ".join(got["missing"]))
+    assert got["tmpfs"] and got["pid_namespace"] and got["tasks"] == jail.TASKS
+    assert got["write"] == [jail.SCRATCH_BYTES >> 20, errno.ENOSPC]
+    assert got["fork"][1] == errno.EAGAIN and got["fork"][0] < jail.TASKS
+    assert left == []
