@@ -112,7 +112,7 @@ def grade(
         backend_reason=choice.why,
         seed=seed,
         diagnostic=case is not None,
-        notes=[*sub.notes, *_notes.sandbox_notes()],
+        notes=[*sub.notes, *_notes.sandbox_notes(python_kernel=sub.kernel.suffix == ".py")],
     )
     compiled, program = compile_stage(draft, sub, choice.name, choice.on_gpu, require_sandbox)
     if not draft.ended:
