@@ -80,16 +80,15 @@ def prefetch(kata_id: str, seed: int = 0) -> None:
         entry.calibration, _ = _cal.load_or_calibrate(entry.backend)
 
     def load_data() -> None:
-        from grader.performance.bench_pool import make_all  # the missing cases in parallel processes
+        from grader.performance.bench_pool import make_all  # the missing sets in parallel processes
 
         seeds = bench_seeds(len(entry.cases), seed)
-        for i, data in make_all(kata, seeds, make=bench_data).items():
+        # each case's inputs and its second set, which the timing rotates through (measured.py),
+        # made together: the cores make both sets at once, not one after the other
+        made = make_all(kata, seeds, make=bench_data, rotation=rotation_seeds(seeds))
+        for key, data in made.items():
             _read_ahead(data)
-            entry.data[i] = data
-        rotation = [s + ROTATION_SEED for s in seeds]  # the timing's second buffer sets (measured.py)
-        for i, data in make_all(kata, rotation, make=bench_data).items():
-            _read_ahead(data)
-            entry.data[("rotation", i)] = data
+            entry.data[key] = data
 
     def import_torch() -> None:
         import torch
@@ -100,15 +99,24 @@ def prefetch(kata_id: str, seed: int = 0) -> None:
 
     if not step("backend", make_backend):
         return  # no usable GPU here: nothing else is worth doing
+    # `import torch` (3-5 s of Python) beside the data, which mostly waits for subprocesses
+    torch = threading.Thread(target=step, args=("torch_import", import_torch), daemon=True, name="kata-torch-import")
+    if getattr(kata.reference, "baseline", None) is not None:
+        torch.start()
     step("calibration", load_calibration)
     step("data", load_data)
-    if getattr(kata.reference, "baseline", None) is not None:
-        step("torch_import", import_torch)
+    if torch.ident is not None:
+        torch.join()
 
 
 def bench_seeds(count: int, seed: int) -> list[int]:
     """The seed of each bench case of a grade with this seed."""
     return [int(seed) + BENCH_SEED_OFFSET + i for i in range(count)]
+
+
+def rotation_seeds(seeds: list[int]) -> list[int]:
+    """The seed of each bench case's second buffer set (the timing's rotation, measured.py)."""
+    return [s + ROTATION_SEED for s in seeds]
 
 
 def _read_ahead(data: BenchData) -> None:

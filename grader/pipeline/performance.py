@@ -88,12 +88,14 @@ def measure(draft: ReportDraft, grade, *, case: dict | None) -> None:
 
 
 def early_bench_inputs(kata, seed: int):
-    """Start making the bench cases this grade's performance stage will need; returns the callback
+    """Start making the bench cases (and their rotation sets) this grade's performance stage will
+    need; returns the callback
     that stops what is still running when the grade ends without that stage."""
     from grader.performance import bench_pool
-    from grader.performance.prefetching import bench_seeds
+    from grader.performance.prefetching import bench_seeds, rotation_seeds
 
-    started = bench_pool.start_early(kata, bench_seeds(len(kata.bench.cases), seed))
+    seeds = bench_seeds(len(kata.bench.cases), seed)
+    started = bench_pool.start_early(kata, seeds, rotation=rotation_seeds(seeds))
     return lambda: bench_pool.stop(started)
 
 
