@@ -203,6 +203,20 @@ class Worker:
         self._kill()
         raise box["error"]  # pickling our own message failed: a bug of ours, with its traceback
 
+    def interrupt(self) -> bool:
+        """Kill the live worker process from a thread other than the one waiting on it (a GPU grade
+        whose sanitizer failed stops the timing beside it): that thread's wait sees the death within
+        _LIVENESS_S and returns its Problem; the bookkeeping stays that thread's. Returns whether a
+        live process was killed."""
+        proc = self._proc
+        try:
+            if proc is None or proc.exitcode is not None:
+                return False
+            proc.kill()
+            return True
+        except (OSError, ValueError, AttributeError):  # reaped and closed by the waiting thread meanwhile
+            return False
+
     def _died(self, doing: str) -> Problem:
         proc = self._proc
         if proc is not None:
