@@ -14,7 +14,7 @@ from grader.grading import stage_progress as _progress
 from grader.grading.runs import PROBLEM_REASON
 from grader.performance.model import stage as model_stage
 from grader.performance.occupancy import occupancy_table
-from grader.performance.prefetching import prefetch
+from grader.performance.prefetching import import_torch_beside, prefetch
 from grader.pipeline.draft import ReportDraft
 from grader.results import ResourceStage
 from harness.backends.base import H200
@@ -32,6 +32,17 @@ def launch_occupancy(compiled, launches) -> tuple:
     """Occupancy of each distinct launch configuration the grade's plan made."""
     rows = [(r.kernel, r.threads, r.shared) for r in launches]
     return tuple(occupancy_table(compiled.resources, rows, H200))
+
+
+def import_beside_cases(worker: Worker, kata) -> bool:
+    """Start the GPU worker now and have it import torch while the correctness cases run (the
+    baseline needs it; it prints nothing and leaves the GPU alone). Returns whether it was asked:
+    only for a kata with a baseline, where torch is installed."""
+    import importlib.util
+
+    if getattr(kata.reference, "baseline", None) is None or importlib.util.find_spec("torch") is None:
+        return False
+    return worker.start() is None and worker.prefetch(import_torch_beside, beside_runs=True, kata_id=kata.id)
 
 
 def start_prefetch(worker: Worker, kata_id: str, seed: int) -> None:

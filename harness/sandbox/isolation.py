@@ -140,17 +140,20 @@ class Worker:
             return None, problem
         return reply
 
-    def prefetch(self, target, **kwargs) -> bool:
+    def prefetch(self, target, *, beside_runs: bool = False, **kwargs) -> bool:
         """Ask the live worker to run target(**kwargs) (a function, as for call) in a background
         thread while the grader does something else (the GPU worker loads bench inputs while the
         CPU emulator runs the sanitizer). Non-blocking, no reply; the worker runs its next `run` only after it, and a
-        `call` target waits for it with harness.sandbox.worker.wait_background(). Returns whether the
-        message was sent (False: no live worker; nothing is started for a prefetch)."""
+        `call` target waits for it with harness.sandbox.worker.wait_background(). beside_runs: the
+        runs need not wait for it (work that prints nothing and leaves the GPU alone, such as an
+        import started before the cases run). Returns whether the message was sent (False: no live
+        worker; nothing is started for a prefetch)."""
         target = job_name(target)
         if self._proc is None or self._conn is None or not self._proc.is_alive():
             return False
         try:
-            self._conn.send(("prefetch", (target, kwargs)))  # small: fits the pipe, never blocks
+            kind = "beside" if beside_runs else "prefetch"
+            self._conn.send((kind, (target, kwargs)))  # small: fits the pipe, never blocks
         except Exception:  # a dead pipe, an unpicklable argument: no prefetch, the same grade
             return False
         return True

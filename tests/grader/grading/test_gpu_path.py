@@ -245,3 +245,26 @@ def test_a_clean_sanitizer_lets_the_timing_decide_and_the_model_runs_on_its_own_
     r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
     assert (r.verdict, r.stage) == ("fail", "performance") and r.headline == "performance stage: illegal address"
     assert len(seen) == 1 and seen[0].program.backend == "cpu" and seen[0] is not emulators[0]
+
+
+def test_torch_is_imported_beside_the_cases_only_for_a_kata_with_a_baseline_where_torch_is_installed(monkeypatch):
+    import importlib.util
+    import types
+
+    sent = []
+
+    class GpuWorker:
+        def start(self):
+            return None
+
+        def prefetch(self, target, **kwargs):
+            sent.append((target.__name__, kwargs))
+            return True
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "torch" else None)
+    assert performance.import_beside_cases(GpuWorker(), REDUCE)
+    assert sent == [("import_torch_beside", {"beside_runs": True, "kata_id": "reduce"})]
+    no_baseline = types.SimpleNamespace(id="x", reference=types.SimpleNamespace())
+    assert not performance.import_beside_cases(GpuWorker(), no_baseline) and len(sent) == 1
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert not performance.import_beside_cases(GpuWorker(), REDUCE) and len(sent) == 1
