@@ -3,7 +3,8 @@
 result to one ReportDraft; the first stage that decides the verdict ends the grade, and the draft
 becomes the GradeReport once, at the end. The GPU has no sanitizer, so a GPU grade runs that
 stage, a screen of its public cases with the sanitizer on, and the rerun that names a failure's
-cause, on kata's CPU emulator.
+cause, on kata's CPU emulator; its performance stage runs meanwhile (the timing on the GPU
+worker, the model on a CPU worker of its own), and the sanitizer's verdict comes first.
 
 `grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
 so hidden tests and practice grades can never drift apart.
