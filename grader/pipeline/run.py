@@ -127,8 +127,11 @@ def grade(
 
 def _after_compile(draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate) -> None:
     """The stages that run the kernel, in order, until one ends the grade."""
-    if run.choice.on_gpu and case is None:  # torch, for the baseline's timing, imports beside the cases
-        performance.import_beside_cases(run.worker, run.kata)
+    if run.choice.on_gpu:
+        # the emulator's worker (the sanitizer's) starts while the GPU runs the cases
+        run.emulator.start_beside()
+        if case is None:  # torch, for the baseline's timing, imports beside the cases
+            performance.import_beside_cases(run.worker, run.kata)
     ran = correctness_stage(draft, run, sub=run.sub, kata_id=kata_id, examples=examples, case=case, hidden=hidden)
     if draft.ended:
         return

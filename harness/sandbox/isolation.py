@@ -46,6 +46,7 @@ class Worker:
         self.restarts = 0  # workers started after the first (each death or kill costs one)
         self._scratch: str | None = None
         self._started = False
+        self._start_lock = threading.Lock()  # a start begun in another thread (start_beside) is waited for, not doubled
 
     def __enter__(self) -> "Worker":
         return self
@@ -60,11 +61,36 @@ class Worker:
 
     def start(self) -> Problem | None:
         """Start the worker now unless one is running (`run` starts one when needed)."""
+        with self._start_lock:
+            return self._start_held()
+
+    def _start_held(self) -> Problem | None:
         if self._proc is not None and self._proc.is_alive():
             return None
         self.restarts += self._started
         self._started = True
         return self._start()
+
+    def start_beside(self) -> threading.Thread:
+        """Start the worker in a thread of ours and return that thread: its start-up (a process, numpy,
+        the backend, launch.py) overlaps whatever the caller does next; a `run`, `call` or `close`
+        meanwhile waits for this start (its lock is taken here, before the thread exists, and
+        handed over), so no second process is made and none is left behind."""
+        self._start_lock.acquire()
+
+        def body() -> None:
+            try:
+                self._start_held()
+            finally:
+                self._start_lock.release()
+
+        thread = threading.Thread(target=body, daemon=True, name="kata-worker-start")
+        try:
+            thread.start()
+        except BaseException:
+            self._start_lock.release()
+            raise
+        return thread
 
     def _start(self) -> Problem | None:
         from harness.sandbox import worker as _worker
@@ -267,10 +293,11 @@ class Worker:
             self._conn = None
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.is_alive():
-            # "stop" has no reply: the exchange ends when the child closes the pipe by exiting.
-            self._exchange(("stop", None), 2.0, "stopping")
-        self._kill()
+        with self._start_lock:  # a start still under way in another thread ends first, then is stopped
+            if self._proc is not None and self._proc.is_alive():
+                # "stop" has no reply: the exchange ends when the child closes the pipe by exiting.
+                self._exchange(("stop", None), 2.0, "stopping")
+            self._kill()
 
 
 def job_name(target) -> str:
