@@ -80,9 +80,9 @@ def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
 
 def _bench_inputs_ahead(kata_id: str) -> None:
     """On a GPU machine, the kata's bench inputs start being made now, detached, while the learner
-    writes (grader/performance/bench_ahead.py); silent, and never a reason for `start` to fail."""
+    writes (grader/practice/bench_ahead.py); silent, and never a reason for `start` to fail."""
     try:
-        from grader.performance import bench_ahead
+        from grader.practice import bench_ahead
 
         bench_ahead.start_ahead(kata_id)
     except Exception:  # noqa: BLE001 - an optimisation: the first grade makes what is missing
