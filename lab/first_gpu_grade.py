@@ -181,7 +181,9 @@ def main(argv=None) -> int:
             "`kata grade` process); the first kata measured also pays the machine's cold caches (numba, CUDA)",
             "- first: fresh KATA_HOME, graded right after `kata start` (inputs made ahead"
             + (" start with it" if ahead else ": off in this run") + "); second: the same home again; "
-            "ready: another fresh home, `kata start`, graded once its inputs were all made", "",
+            "ready: another fresh home, `kata start`, graded once its inputs were all made (the detached "
+            "process's emulator warm-up, a CPU grade of the solution, may still run beside it, as beside the "
+            "first); the graded kernel is the solution plus a comment (no compile of the warm-up counts)", "",
             "| kata | verdict | first s | second s | inputs ready after s | ready s | kata start s |",
             "|---|---|---|---|---|---|---|"]
     for kata_id in ids:
