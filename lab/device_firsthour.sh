@@ -5,6 +5,7 @@
 # grade's steps and the performance stage's phases (lab/first_gpu_grade.py). Results under $JOBOUT.
 #   bash lab/device_firsthour.sh        (about 300 s: setup 20, calibrate 10, ~35 s a kata, 7 katas)
 #   KATAS="transpose scan" BUDGET=60 LIMIT=120 bash lab/device_firsthour.sh
+#   COLD=1 ...: also a first grade without `kata start`, as runs 1-2 measured it (~8 s more a kata)
 OUT=${JOBOUT:-${OUT:-firsthour-out}}
 KATAS=${KATAS:-reduce layernorm qgemv paged-attention transpose softmax scan}
 mkdir -p "$OUT"
@@ -14,5 +15,5 @@ nproc > "$OUT/cores.txt" 2>&1 || true
 cp COMMIT "$OUT/" 2>/dev/null || git rev-parse HEAD > "$OUT/COMMIT" 2>/dev/null || true
 # shellcheck disable=SC2086  # KATAS is a list
 timeout "${LIMIT:-300}" python3 lab/first_gpu_grade.py $KATAS \
-  --out "$OUT" --budget "${BUDGET:-230}" --timeout 60 > "$OUT/log.txt" 2>&1 || true
+  --out "$OUT" --budget "${BUDGET:-230}" --timeout 60 ${COLD:+--cold} > "$OUT/log.txt" 2>&1 || true
 sed -n '/^| kata/,/^Device seconds/p' "$OUT/first-gpu-grade.md" 2>/dev/null || tail -20 "$OUT/log.txt"

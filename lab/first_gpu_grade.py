@@ -16,6 +16,7 @@ compile and bench-input caches. Per kata, three grades of solutions/ID, each wit
   ready   in another fresh KATA_HOME: `kata start ID`, then wait until every bench input set is in
           the cache ("inputs ready after" says how long that took), then the first grade there: the
           learner who wrote for a minute before grading
+  cold    (--cold) in a third fresh KATA_HOME, no `kata start`: what runs 1-2 measured as "first"
 
 Writes first-gpu-grade.md (the table, then each grade's steps and the performance stage's phases)
 and first-gpu-grade.json into DIR (default $OUT, else lab/results), rewritten after every kata, so
@@ -144,6 +145,20 @@ def measure_kata(kata_id: str, scratch: Path, calibration: Path, args, ahead: bo
             result["inputs_ready_s"] = wait_inputs_ready(kata_id, home, args.ready_limit) if ahead else None
             result["ready"] = grade(kata_id, ws, home, args.timeout, args.backend, ahead)
         shutil.rmtree(home, ignore_errors=True)
+    if args.cold:  # as runs 1-2 measured it: no `kata start`, nothing made ahead, the grade's own inputs
+        home = scratch / f"{kata_id}-cold"
+        (home / "ws").mkdir(parents=True)
+        if calibration.exists():
+            shutil.copy(calibration, home / "calibration.json")
+        ws = home / "ws" / kata_id
+        ws.mkdir()
+        for f in (ROOT / "solutions" / kata_id).iterdir():
+            if f.is_file():
+                shutil.copy(f, ws / f.name)
+        with open(ws / "kernel.cu", "a") as f:
+            f.write("\n// the learner's copy (lab/first_gpu_grade.py)\n")
+        result["cold"] = grade(kata_id, ws, home, args.timeout, args.backend, False)
+        shutil.rmtree(home, ignore_errors=True)
     return result
 
 
@@ -156,6 +171,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=260.0,
                     help="start no kata after this many seconds (a device call has 600 s); the table so far stays")
     ap.add_argument("--backend", default="gpu", help="cpu: try this script's plumbing without a GPU")
+    ap.add_argument("--cold", action="store_true",
+                    help="also a first grade without `kata start` (nothing made ahead), as runs 1-2 measured it")
     args = ap.parse_args(argv)
     ok, why = gpu_present() if args.backend == "gpu" else (True, "")
     if not ok:
@@ -184,25 +201,26 @@ def main(argv=None) -> int:
             "ready: another fresh home, `kata start`, graded once its inputs were all made (the detached "
             "process's emulator warm-up, a CPU grade of the solution, may still run beside it, as beside the "
             "first); the graded kernel is the solution plus a comment (no compile of the warm-up counts)", "",
-            "| kata | verdict | first s | second s | inputs ready after s | ready s | kata start s |",
-            "|---|---|---|---|---|---|---|"]
+            "| kata | verdict | first s | second s | inputs ready after s | ready s | kata start s | cold (no start) s |",
+            "|---|---|---|---|---|---|---|---|"]
     for kata_id in ids:
         if time.perf_counter() - t0 > args.budget:
             skipped.append(kata_id)
             continue
         r = results[kata_id] = measure_kata(kata_id, scratch, calibration, args, ahead)
-        verdicts = {r[m]["verdict"] for m in MODES}
+        modes = MODES + (("cold",) if "cold" in r else ())
+        verdicts = {r[m]["verdict"] for m in modes}
         if r["first"]["wall"] > GOAL_S or verdicts != {"pass"}:
             over.append(kata_id)
-        row = (f"| {kata_id} | {'/'.join(r[m]['verdict'] for m in MODES)} | {r['first']['wall']:.1f} | "
+        row = (f"| {kata_id} | {'/'.join(r[m]['verdict'] for m in modes)} | {r['first']['wall']:.1f} | "
                f"{r['second']['wall']:.1f} | {_s(r['inputs_ready_s'])} | {r['ready']['wall']:.1f} | "
-               f"{r['start_s_a']:.1f} |")
+               f"{r['start_s_a']:.1f} | {_s(r['cold']['wall'] if 'cold' in r else None)} |")
         rows.append(row)
         print(row, flush=True)
         details += [f"### {kata_id}", ""] + [
             f"- {m}: {r[m]['wall']:.1f} s; grade steps: {_phases(r[m]['grade'])}; performance phases: "
             f"{_phases(r[m]['phases'])}" + ("" if r[m]["verdict"] == "pass" else f"; {r[m]['headline']}")
-            for m in MODES] + [""]
+            for m in modes] + [""]
         tail = ["", f"First grade over {GOAL_S:.0f} s (or not passing): {', '.join(over) if over else 'none'}"]
         if skipped or kata_id != ids[-1]:
             tail.append(f"Not measured (yet, or over --budget {args.budget:.0f} s): "

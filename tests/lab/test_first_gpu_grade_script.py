@@ -42,3 +42,17 @@ def test_one_real_grade_after_kata_start_records_the_whole_grades_steps(tmp_path
 def test_the_wait_for_inputs_made_ahead_ends_when_every_set_is_cached(tmp_path):
     home = tmp_path / "home"
     assert script.wait_inputs_ready("vector-add", home, 0.2) is None  # nothing made: gives up at the limit
+
+
+def test_cold_adds_a_first_grade_without_kata_start(tmp_path, monkeypatch):
+    seen = []
+
+    def fake(kata_id, folder, home, timeout, backend, ahead):
+        seen.append((folder.name, ahead, (folder / ".kata").exists()))
+        return dict(wall=4.0, verdict="pass", headline="", phases={}, grade={})
+
+    monkeypatch.setattr(script, "grade", fake)
+    assert script.main(["vector-add", "--out", str(tmp_path), "--backend", "cpu", "--cold"]) == 0
+    assert seen[-1] == ("vector-add", False, False)  # a plain folder: no kata start, nothing ahead
+    assert "| vector-add | pass/pass/pass/pass | 4.0 | 4.0 | - | 4.0 |" in (tmp_path / "first-gpu-grade.md").read_text()
+    assert "| 4.0 |\n" in (tmp_path / "first-gpu-grade.md").read_text()  # the cold column
