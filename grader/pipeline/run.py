@@ -135,7 +135,9 @@ def grade(
     return draft.build()
 
 
-def _after_compile(draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate, hidden_cases) -> None:
+def _after_compile(
+    draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate, hidden_cases
+) -> None:
     """The stages that run the kernel, in order, until one ends the grade."""
     if run.choice.on_gpu:
         # the emulator's worker (the sanitizer's) starts while the GPU runs the cases
