@@ -36,16 +36,20 @@ def _one_case(kata_id: str, index: int) -> dict:
 
     kata = catalog.load(kata_id)
     case = dict(kata.bench.cases[index])
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     inputs = kata.reference.generate(np.random.default_rng(BENCH_SEED_OFFSET + index), **case)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     params = reference_params(kata, case, inputs)
-    kata.reference.reference(inputs, **params)
-    t2 = time.perf_counter()
-    error_scales(kata, inputs, params)
-    t3 = time.perf_counter()
+    expected = kata.reference.reference(inputs, **params)
+    t2, c2 = time.perf_counter(), time.process_time()
+    try:  # as bench_inputs makes them: with the reference's outputs where error_scale takes them
+        error_scales(kata, inputs, params, expected)
+    except TypeError:  # a tree from before error_scales took them
+        error_scales(kata, inputs, params)
+    t3, c3 = time.perf_counter(), time.process_time()
     size = sum(v.nbytes for v in inputs.values() if isinstance(v, np.ndarray))
-    return dict(case=case, generate=t1 - t0, reference=t2 - t1, scales=t3 - t2, mb=size / 1e6)
+    return dict(case=case, generate=t1 - t0, reference=t2 - t1, scales=t3 - t2, mb=size / 1e6,
+                cpu=dict(generate=c1 - c0, reference=c2 - c1, scales=c3 - c2))
 
 
 def _make_all(kata_id: str, home: str) -> dict:
@@ -96,7 +100,10 @@ def main(argv=None) -> int:
                     continue
                 serial += r["generate"] + r["reference"] + r["scales"]
                 longest = max(longest, r["generate"] + r["reference"] + r["scales"])
-                parts.append(f"{r['generate']:.1f} + {r['reference']:.1f} + {r['scales']:.1f} ({r['mb']:.0f} MB)")
+                cpu = r["cpu"]
+                parts.append(f"{r['generate']:.1f} + {r['reference']:.1f} + {r['scales']:.1f} s wall, "
+                             f"{cpu['generate']:.1f} + {cpu['reference']:.1f} + {cpu['scales']:.1f} CPU-s "
+                             f"({r['mb']:.0f} MB)")
         made = "- | -"
         if not args.no_make_all:
             with tempfile.TemporaryDirectory(prefix="kata-bench-inputs-") as home:
@@ -113,7 +120,7 @@ def main(argv=None) -> int:
              "prefetch did before); longest case s: what the prefetch's parallel subprocesses take where there "
              "are cores for every case (KATA_BENCH_JOBS, default cores - 1); make_all s: grader.performance.bench_pool.make_all into a fresh cache "
              "(the prefetch now), then again with the cache filled.", "",
-             "| kata | cases | serial s | longest case s | make_all fresh s | make_all cached s | per case: generate + reference + scales s |",
+             "| kata | cases | serial s | longest case s | make_all fresh s | make_all cached s | per case: generate + reference + scales |",
              "|---|---|---|---|---|---|---|", *rows, ""]
     if args.write:
         args.write.write_text("\n".join(lines))

@@ -6,7 +6,9 @@ Prints one JSON object: {"report": the grade's JSON report, "phases": {name: sec
 come from wrapping the pipeline's own steps (nothing in the grader changes): compile, worker start,
 making case data (generate + the reference), the runs of public and drawn cases in the worker
 (emulation, plus the transfer), the checks, the sanitizer run and the H200 model's bench-shape
-observation. lab/grade_times.py runs it in a subprocess per kata.
+observation; on a GPU grade also the timing call and the wait for it after the sanitizer (they run
+at the same time as the sanitizer, so these phases overlap). lab/grade_times.py and
+lab/first_gpu_grade.py run it in a subprocess per grade.
 """
 from __future__ import annotations
 
@@ -38,7 +40,15 @@ def _install() -> None:
     from grader.performance.model import stage
     from harness.sandbox import isolation
 
+    from grader.pipeline import performance, run
+
     cases.materialize = _timed("case data (generate + reference)", cases.materialize)
+    # a GPU grade's performance stage runs beside the sanitizer: its own lines, which overlap
+    run.sanitizer_and_screen = _timed("sanitizer stage whole (sanitizer, screen, order)", run.sanitizer_and_screen)
+    sanitizer.screen_stage = _timed("screen (public cases, sanitizer on)", sanitizer.screen_stage)
+    performance.timed_in_worker = _timed("GPU timing call (beside the sanitizer)", performance.timed_in_worker)
+    performance.BesideSanitizer.finish = _timed("waiting for the GPU timing after the sanitizer",
+                                                performance.BesideSanitizer.finish)
     compile_stage._compile = _timed("compile", compile_stage._compile)
     runs.compare = _timed("check", runs.compare)
     correctness.run_case = _timed("", correctness.run_case,

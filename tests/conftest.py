@@ -25,6 +25,7 @@ def kata_home(tmp_path, monkeypatch) -> Path:
     """This test's own kata store."""
     home = tmp_path / "home"
     monkeypatch.setenv("KATA_HOME", str(home))
+    monkeypatch.setenv("KATA_BENCH_AHEAD", "0")  # `kata start` makes no bench inputs ahead unless a test asks
     return home
 
 

@@ -134,6 +134,15 @@ def boom(**_):
     raise RuntimeError("the prefetch failed")
 
 
+def long_timing(launch_fn=None, launch_file=None, seconds=0.0, pid_file=None):
+    """A `call` target standing in for a GPU timing that takes `seconds` (writes its pid first)."""
+    if pid_file:
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    time.sleep(seconds)
+    return {"slept": seconds}
+
+
 def background_state(launch_fn=None, launch_file=None, path=None):
     """A `call` target: waits for the background work, then says what it left behind."""
     from harness.sandbox import worker

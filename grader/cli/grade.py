@@ -75,6 +75,18 @@ def start(kata_id: str, folder: Path | None, force: bool, lang: str) -> None:
     out = console()
     out.print(f"made {made}: {', '.join(files)}")
     out.print(f"read {made / 'statement.md'}, edit {files[0]}, then run `kata grade {_rel(made)}`")
+    _bench_inputs_ahead(kata_id)
+
+
+def _bench_inputs_ahead(kata_id: str) -> None:
+    """On a GPU machine, the kata's bench inputs start being made now, detached, while the learner
+    writes (grader/practice/bench_ahead.py); silent, and never a reason for `start` to fail."""
+    try:
+        from grader.practice import bench_ahead
+
+        bench_ahead.start_ahead(kata_id)
+    except Exception:  # noqa: BLE001 - an optimisation: the first grade makes what is missing
+        pass
 
 
 @click.command("grade")

@@ -59,13 +59,27 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def error_scales(kata: Kata, inputs: dict, params: dict) -> dict:
+def error_scales(kata: Kata, inputs: dict, params: dict, expected: dict | None = None) -> dict:
     """{output: scale} that a "bound" tolerance multiplies by c * eps (reference.error_scale); {}
     for other tolerances. It depends only on the inputs and params, like the expected outputs, so
-    grader/performance/bench_inputs.py caches it beside them and compare() takes it precomputed."""
+    grader/performance/bench_inputs.py caches it beside them and compare() takes it precomputed.
+    expected: the reference's outputs for these inputs, handed to an error_scale that takes an
+    `expected` argument (softmax's scale is its output times a constant: no second reference)."""
     if kata.tolerance.kind == "bound" and kata.tolerance.c and hasattr(kata.reference, "error_scale"):
-        return dict(kata.reference.error_scale(inputs, **params) or {})
+        fn = kata.reference.error_scale
+        if expected is not None and _takes_expected(fn):
+            return dict(fn(inputs, expected=expected, **params) or {})
+        return dict(fn(inputs, **params) or {})
     return {}
+
+
+def _takes_expected(fn) -> bool:
+    import inspect
+
+    try:
+        return "expected" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def compare(kata: Kata, inputs: dict, outputs: dict, expected: dict, params: dict,
@@ -80,7 +94,7 @@ def compare(kata: Kata, inputs: dict, outputs: dict, expected: dict, params: dic
         count = len(messages)
     else:
         if scales is None:
-            scales = error_scales(kata, inputs, params)
+            scales = error_scales(kata, inputs, params, expected)
         for name, want in expected.items():
             got = outputs.get(name)
             found, n = _compare_one(kata, name, np.asarray(want), got, scales.get(name))

@@ -178,7 +178,7 @@ def _bench_data(kata, case: dict, seed: int, root: Path | None, key: str, t0: fl
     inputs = kata.reference.generate(np.random.default_rng(seed), **case)
     params = reference_params(kata, case, inputs)
     expected = kata.reference.reference(inputs, **params)
-    scales = error_scales(kata, inputs, params)
+    scales = error_scales(kata, inputs, params, expected)
     if root is not None:
         try:
             _save(root, key, inputs, expected, scales)

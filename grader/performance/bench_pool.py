@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.performance.bench_inputs import BenchData, _key, bench_data, cache_root, lock_case
+from grader.performance.bench_inputs import _key, bench_data, cache_root, lock_case
 
 JOBS_ENV = "KATA_BENCH_JOBS"
 #: a subprocess still running after this long is stopped, and its case made here instead
@@ -35,21 +35,34 @@ def jobs(missing: int) -> int:
     return max(1, min(missing, (os.cpu_count() or 1) - 1))
 
 
-def make_all(kata, seeds: list[int], *, make=bench_data, launch=subprocess.Popen) -> dict[int, BenchData]:
-    """{case position: BenchData} for every bench case of kata (case i drawn with seeds[i]), the
-    missing ones made in parallel subprocesses first. make: bench_data (the prefetch passes its
-    own name for it, which tests replace); launch: how a subprocess is started (tests fake it)."""
+def input_sets(kata, seeds: list[int], rotation: list[int] | None = None) -> list[tuple[object, dict, int]]:
+    """(key, case, seed) of every input set: key i for case i drawn with seeds[i], then ("rotation",
+    i) for its second set drawn with rotation[i] (the timing rotates between the two, measured.py)."""
     cases = [dict(c) for c in kata.bench.cases]
+    sets = [(i, c, seeds[i]) for i, c in enumerate(cases)]
+    if rotation is not None:
+        sets += [(("rotation", i), c, rotation[i]) for i, c in enumerate(cases)]
+    return sets
+
+
+def make_all(kata, seeds: list[int], *, make=bench_data, launch=subprocess.Popen,
+             rotation: list[int] | None = None) -> dict:
+    """{key: BenchData} for every bench case of kata (case i drawn with seeds[i]; with rotation, also
+    its second set under ("rotation", i)), the missing ones made in parallel subprocesses first.
+    make: bench_data (the prefetch passes its own name for it, which tests replace); launch: how a
+    subprocess is started (tests fake it)."""
+    sets = input_sets(kata, seeds, rotation)
     root = cache_root()
     if root is not None:
-        missing = [i for i, c in enumerate(cases) if not (root / _key(kata, c, seeds[i]) / "meta.json").exists()]
+        missing = [(c, s) for _, c, s in sets if not (root / _key(kata, c, s) / "meta.json").exists()]
         if len(missing) > 1 and jobs(len(missing)) > 1:
-            _make_in_parallel(kata, [(cases[i], seeds[i]) for i in missing], jobs(len(missing)), launch)
-    return {i: make(kata, c, seeds[i]) for i, c in enumerate(cases)}
+            _make_in_parallel(kata, missing, jobs(len(missing)), launch)
+    return {key: make(kata, c, s) for key, c, s in sets}
 
 
-def start_early(kata, seeds: list[int], *, launch=subprocess.Popen) -> list:
-    """Start making the missing bench cases now, in subprocesses, and return them without waiting.
+def start_early(kata, seeds: list[int], *, launch=subprocess.Popen, rotation: list[int] | None = None) -> list:
+    """Start making the missing bench cases (and, with rotation, their second sets) now, in
+    subprocesses, and return them without waiting.
 
     A GPU grade calls this as soon as the kernel compiles, so a fresh machine makes its bench inputs
     while the correctness cases and the sanitizer run, instead of after them. bench_data's per-case
@@ -57,23 +70,32 @@ def start_early(kata, seeds: list[int], *, launch=subprocess.Popen) -> list:
     root = cache_root()
     if root is None:
         return []
-    cases = [dict(c) for c in kata.bench.cases]
-    missing = [i for i, c in enumerate(cases) if not (root / _key(kata, c, seeds[i]) / "meta.json").exists()]
-    env, started = _child_env(), []
-    for i in missing[:jobs(len(missing))]:
-        # Locked here, before the subprocess has even started: the prefetch may ask for the case first.
-        lock = lock_case(root, _key(kata, cases[i], seeds[i]))
-        if lock is None:
-            continue  # being made by another grade already (or no flock: the prefetch makes it)
-        cmd = [sys.executable, "-m", "grader.performance.bench_pool", kata.id, json.dumps(cases[i]),
-               str(seeds[i]), "--locked"]
-        with lock:  # the subprocess holds the lock through its inherited copy until it exits
-            try:
-                started.append(launch(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL, pass_fds=(lock.fileno(),)))
-            except OSError:
-                break  # no subprocesses here: the prefetch makes them as before
+    missing = [(c, s) for _, c, s in input_sets(kata, seeds, rotation)
+               if not (root / _key(kata, c, s) / "meta.json").exists()]
+    started = []
+    for case, seed in missing[:jobs(len(missing))]:
+        proc = _launch_locked(kata, root, case, seed, launch)
+        if proc is False:
+            break  # no subprocesses here: the prefetch makes them as before
+        if proc is not None:
+            started.append(proc)
     return started
+
+
+def _launch_locked(kata, root, case: dict, seed: int, launch):
+    """One case's subprocess, started holding the case's lock (taken here, before it starts: another
+    grade or the prefetch may ask for the case first). None: the case is being made elsewhere
+    already (or there is no flock: whoever needs it makes it); False: subprocesses cannot start."""
+    lock = lock_case(root, _key(kata, case, seed))
+    if lock is None:
+        return None
+    cmd = [sys.executable, "-m", "grader.performance.bench_pool", kata.id, json.dumps(case), str(seed), "--locked"]
+    with lock:  # the subprocess holds the lock through its inherited copy until it exits
+        try:
+            return launch(cmd, env=_child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, pass_fds=(lock.fileno(),))
+        except OSError:
+            return False
 
 
 def stop(started: list) -> None:
@@ -95,18 +117,19 @@ def _child_env() -> dict:
 
 
 def _make_in_parallel(kata, missing: list[tuple[dict, int]], width: int, launch) -> None:
-    env = _child_env()
+    """The missing cases, `width` subprocesses at a time; a case whose lock another process holds
+    (an early subprocess making it) is left to it: bench_data waits for that lock, then loads."""
+    root = cache_root()
     queue, running = list(missing), []
     deadline = time.monotonic() + CASE_TIMEOUT_S
     while queue or running:
         while queue and len(running) < width:
             case, seed = queue.pop(0)
-            cmd = [sys.executable, "-m", "grader.performance.bench_pool", kata.id, json.dumps(case), str(seed)]
-            try:
-                running.append(launch(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL))
-            except OSError:
+            proc = _launch_locked(kata, root, case, seed, launch)
+            if proc is False:
                 return  # no subprocesses here: bench_data makes the rest in this process
+            if proc is not None:
+                running.append(proc)
         time.sleep(0.05)
         running = [p for p in running if p.poll() is None]
         if time.monotonic() > deadline:

@@ -79,7 +79,9 @@ def correctness_stage(
             printf[c.label()] = result.extra["printf"]
         return outcome
 
-    search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case, hidden_cases=hidden_cases)
+    search = _cases.search(
+        kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case, hidden_cases=hidden_cases
+    )
     draft.note(
         *_printed.plan_note(printed, search.failure),
         *_printed.printf_note(printf, search.failure),

@@ -1,8 +1,12 @@
 """The performance stage: on the CPU, the H200 model's estimate; on the GPU, the learner's plan
 timed in the learner's worker (grader.performance.measured) while the model estimates beside it
-on the emulator's worker. Also the occupancy of the launches a grade saw."""
+on a CPU worker of its own, both started beside the sanitizer (BesideSanitizer), which still
+decides the verdict first. Also the occupancy of the launches a grade saw."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 from grader import catalog
 from grader.grading import grade_notes as _notes
@@ -10,7 +14,7 @@ from grader.grading import stage_progress as _progress
 from grader.grading.runs import PROBLEM_REASON
 from grader.performance.model import stage as model_stage
 from grader.performance.occupancy import occupancy_table
-from grader.performance.prefetching import prefetch
+from grader.performance.prefetching import import_torch_beside, prefetch
 from grader.pipeline.draft import ReportDraft
 from grader.results import ResourceStage
 from harness.backends.base import H200
@@ -28,6 +32,17 @@ def launch_occupancy(compiled, launches) -> tuple:
     """Occupancy of each distinct launch configuration the grade's plan made."""
     rows = [(r.kernel, r.threads, r.shared) for r in launches]
     return tuple(occupancy_table(compiled.resources, rows, H200))
+
+
+def import_beside_cases(worker: Worker, kata) -> bool:
+    """Start the GPU worker now and have it import torch while the correctness cases run (the
+    baseline needs it; it prints nothing and leaves the GPU alone). Returns whether it was asked:
+    only for a kata with a baseline, where torch is installed."""
+    import importlib.util
+
+    if getattr(kata.reference, "baseline", None) is None or importlib.util.find_spec("torch") is None:
+        return False
+    return worker.start() is None and worker.prefetch(import_torch_beside, beside_runs=True, kata_id=kata.id)
 
 
 def start_prefetch(worker: Worker, kata_id: str, seed: int) -> None:
@@ -60,40 +75,101 @@ def _passed(draft: ReportDraft) -> str:
     return f"passed {_notes.count(draft.correctness.cases_run, 'case')}"
 
 
-def measure(draft: ReportDraft, grade, *, case: dict | None) -> None:
-    """A GPU grade that passed the sanitizer: its timing against the roofline, and the verdict."""
-    # The H200 model's estimate, on the emulator's worker while the GPU worker times.
-    _progress.stage("timing on the GPU")
-    with model_stage.beside_measurement(
-        grade.kata, grade.emulator, grade.compiled, grade.filename, draft.seed, enabled=not grade.python_kernel
-    ) as model:
-        perf, problem = timed_in_worker(grade.worker, grade.kata.id, grade.compiled, draft.seed, grade.python_kernel)
-    if problem is not None:
-        draft.end(
-            "error" if problem.kind == "internal" else "fail",
-            "performance",
-            f"performance stage: {problem.message}",
-            (PROBLEM_REASON.get(problem.kind) or "error",),
+class BesideSanitizer:
+    """A GPU grade's performance stage, started as soon as correctness passed and run while the
+    emulator's worker runs the sanitizer and the screen: the timing on the GPU worker, and the H200
+    model's estimate on a CPU worker of its own (the emulator's is busy), each in a thread here.
+    The sanitizer still decides first: the pipeline calls `finish` only when it found no error,
+    and `abandon` when an error finding ended the grade (both workers are stopped at once, and
+    nothing they measured reaches the report)."""
+
+    #: how long `abandon` keeps stopping a worker that a thread here is still waiting on
+    ABANDON_S = 60.0
+
+    def __init__(self, grade, seed: int, model_worker):
+        """model_worker(): a fresh CPU Worker for the model (None: no estimate)."""
+        self._grade, self._seed = grade, seed
+        self._timed = (None, Problem("internal", "the GPU timing did not run"))
+        self._estimate = None
+        self._abandoned = threading.Event()
+        self._model_worker = None
+        self._timing = threading.Thread(target=self._time, daemon=True, name="kata-gpu-timing")
+        self._model = (
+            threading.Thread(target=self._observe, args=(model_worker,), daemon=True, name="kata-h200-model")
+            if model_worker is not None and not grade.python_kernel
+            else None
         )
-        return
-    draft.performance = perf
-    if perf is not None and not getattr(perf, "ok", True):
-        # e.g. correct on the small cases but wrong at the bench size (index overflow)
-        draft.end("fail", "performance", f"performance stage: {perf.error}", ("wrong-answer",))
-        return
-    draft.estimate = model.result()
-    summary = getattr(perf, "summary", None)
-    tail = f"; {summary.headline()}" if summary is not None else ""
-    draft.end("pass", "done", f"{_passed(draft)}{tail}{_notes.diagnostic(case)}", ())
+
+    def start(self) -> "BesideSanitizer":
+        self._timing.start()
+        if self._model is not None:
+            self._model.start()
+        return self
+
+    def _time(self) -> None:
+        g = self._grade
+        try:
+            self._timed = timed_in_worker(g.worker, g.kata.id, g.compiled, self._seed, g.python_kernel)
+        except Exception as exc:  # noqa: BLE001 - reported as the stage's problem, never a traceback
+            self._timed = (None, Problem("internal", f"the GPU timing failed: {type(exc).__name__}: {exc}"))
+
+    def _observe(self, model_worker) -> None:
+        g = self._grade
+        try:
+            with model_worker() as worker:
+                self._model_worker = worker
+                if not self._abandoned.is_set():
+                    self._estimate = model_stage.estimate_stage(g.kata, worker, g.compiled, g.filename, self._seed)[0]
+        except Exception:  # noqa: BLE001 - the estimate is an explanation, never a reason for a GPU grade to fail
+            self._estimate = None
+
+    def abandon(self) -> None:
+        """The sanitizer ended the grade: stop the timing and the model now, and wait for their threads."""
+        self._abandoned.set()
+        deadline = time.monotonic() + self.ABANDON_S
+        for thread, worker in ((self._timing, lambda: self._grade.worker), (self._model, lambda: self._model_worker)):
+            while thread is not None and thread.is_alive() and time.monotonic() < deadline:
+                w = worker()
+                if w is not None:
+                    w.interrupt()
+                thread.join(0.2)
+
+    def finish(self, draft: ReportDraft, case: dict | None) -> None:
+        """The sanitizer found no error: the timing against the roofline, and the verdict."""
+        if self._timing.is_alive():
+            _progress.stage("timing on the GPU")
+        self._timing.join()
+        if self._model is not None:
+            self._model.join(model_stage.OBSERVE_TIMEOUT_S)
+        perf, problem = self._timed
+        if problem is not None:
+            draft.end(
+                "error" if problem.kind == "internal" else "fail",
+                "performance",
+                f"performance stage: {problem.message}",
+                (PROBLEM_REASON.get(problem.kind) or "error",),
+            )
+            return
+        draft.performance = perf
+        if perf is not None and not getattr(perf, "ok", True):
+            # e.g. correct on the small cases but wrong at the bench size (index overflow)
+            draft.end("fail", "performance", f"performance stage: {perf.error}", ("wrong-answer",))
+            return
+        draft.estimate = self._estimate
+        summary = getattr(perf, "summary", None)
+        tail = f"; {summary.headline()}" if summary is not None else ""
+        draft.end("pass", "done", f"{_passed(draft)}{tail}{_notes.diagnostic(case)}", ())
 
 
 def early_bench_inputs(kata, seed: int):
-    """Start making the bench cases this grade's performance stage will need; returns the callback
+    """Start making the bench cases (and their rotation sets) this grade's performance stage will
+    need; returns the callback
     that stops what is still running when the grade ends without that stage."""
     from grader.performance import bench_pool
-    from grader.performance.prefetching import bench_seeds
+    from grader.performance.prefetching import bench_seeds, rotation_seeds
 
-    started = bench_pool.start_early(kata, bench_seeds(len(kata.bench.cases), seed))
+    seeds = bench_seeds(len(kata.bench.cases), seed)
+    started = bench_pool.start_early(kata, seeds, rotation=rotation_seeds(seeds))
     return lambda: bench_pool.stop(started)
 
 

@@ -3,7 +3,8 @@
 result to one ReportDraft; the first stage that decides the verdict ends the grade, and the draft
 becomes the GradeReport once, at the end. The GPU has no sanitizer, so a GPU grade runs that
 stage, a screen of its public cases with the sanitizer on, and the rerun that names a failure's
-cause, on kata's CPU emulator.
+cause, on kata's CPU emulator; its performance stage runs meanwhile (the timing on the GPU
+worker, the model on a CPU worker of its own), and the sanitizer's verdict comes first.
 
 `grade()` is the only entry point (the CLI, `kata dev check` and interview sessions all call it),
 so hidden tests and practice grades can never drift apart.
@@ -134,22 +135,44 @@ def grade(
     return draft.build()
 
 
-def _after_compile(draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate, hidden_cases) -> None:
+def _after_compile(
+    draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate, hidden_cases
+) -> None:
     """The stages that run the kernel, in order, until one ends the grade."""
+    if run.choice.on_gpu:
+        # the emulator's worker (the sanitizer's) starts while the GPU runs the cases
+        run.emulator.start_beside()
+        if case is None:  # torch, for the baseline's timing, imports beside the cases
+            performance.import_beside_cases(run.worker, run.kata)
     ran = correctness_stage(
         draft, run, sub=run.sub, kata_id=kata_id, examples=examples, case=case, hidden=hidden, hidden_cases=hidden_cases
     )
     if draft.ended:
         return
-    if run.choice.on_gpu:  # the GPU worker readies the performance stage while the emulator screens
-        performance.start_prefetch(run.worker, run.kata.id, draft.seed)
-    sanitizer_and_screen(draft, run, ran.passed)
-    if draft.ended:
+    if not run.choice.on_gpu:
+        sanitizer_and_screen(draft, run, ran.passed)
+        if not draft.ended:
+            performance.estimate(draft, run, with_estimate=with_estimate, case=case)
         return
-    if run.choice.on_gpu:
-        performance.measure(draft, run, case=case)
-    else:
-        performance.estimate(draft, run, with_estimate=with_estimate, case=case)
+    # On the GPU the performance stage runs while the emulator screens: the GPU worker readies it
+    # (backend, bench inputs, torch) and times, the model estimates on a CPU worker of its own.
+    # The sanitizer still decides first: an error finding ends the grade and stops them unread.
+    performance.start_prefetch(run.worker, run.kata.id, draft.seed)
+    beside = performance.BesideSanitizer(run, draft.seed, _model_worker(run.emulator.program)).start()
+    try:
+        sanitizer_and_screen(draft, run, ran.passed)
+    except BaseException:
+        beside.abandon()
+        raise
+    if draft.ended:
+        beside.abandon()
+        return
+    beside.finish(draft, case)
+
+
+def _model_worker(program):
+    """A fresh CPU worker for the H200 model's observation beside a GPU grade's sanitizer."""
+    return lambda: Worker(program, timeout_s=CASE_TIMEOUT_S, memory_bytes=CPU_MEMORY_CAP)
 
 
 def _schedule_of(value) -> int:

@@ -46,6 +46,7 @@ class Worker:
         self.restarts = 0  # workers started after the first (each death or kill costs one)
         self._scratch: str | None = None
         self._started = False
+        self._start_lock = threading.Lock()  # a start begun in another thread (start_beside) is waited for, not doubled
 
     def __enter__(self) -> "Worker":
         return self
@@ -60,11 +61,36 @@ class Worker:
 
     def start(self) -> Problem | None:
         """Start the worker now unless one is running (`run` starts one when needed)."""
+        with self._start_lock:
+            return self._start_held()
+
+    def _start_held(self) -> Problem | None:
         if self._proc is not None and self._proc.is_alive():
             return None
         self.restarts += self._started
         self._started = True
         return self._start()
+
+    def start_beside(self) -> threading.Thread:
+        """Start the worker in a thread of ours and return that thread: its start-up (a process, numpy,
+        the backend, launch.py) overlaps whatever the caller does next; a `run`, `call` or `close`
+        meanwhile waits for this start (its lock is taken here, before the thread exists, and
+        handed over), so no second process is made and none is left behind."""
+        self._start_lock.acquire()
+
+        def body() -> None:
+            try:
+                self._start_held()
+            finally:
+                self._start_lock.release()
+
+        thread = threading.Thread(target=body, daemon=True, name="kata-worker-start")
+        try:
+            thread.start()
+        except BaseException:
+            self._start_lock.release()
+            raise
+        return thread
 
     def _start(self) -> Problem | None:
         from harness.sandbox import worker as _worker
@@ -140,17 +166,20 @@ class Worker:
             return None, problem
         return reply
 
-    def prefetch(self, target, **kwargs) -> bool:
+    def prefetch(self, target, *, beside_runs: bool = False, **kwargs) -> bool:
         """Ask the live worker to run target(**kwargs) (a function, as for call) in a background
         thread while the grader does something else (the GPU worker loads bench inputs while the
         CPU emulator runs the sanitizer). Non-blocking, no reply; the worker runs its next `run` only after it, and a
-        `call` target waits for it with harness.sandbox.worker.wait_background(). Returns whether the
-        message was sent (False: no live worker; nothing is started for a prefetch)."""
+        `call` target waits for it with harness.sandbox.worker.wait_background(). beside_runs: the
+        runs need not wait for it (work that prints nothing and leaves the GPU alone, such as an
+        import started before the cases run). Returns whether the message was sent (False: no live
+        worker; nothing is started for a prefetch)."""
         target = job_name(target)
         if self._proc is None or self._conn is None or not self._proc.is_alive():
             return False
         try:
-            self._conn.send(("prefetch", (target, kwargs)))  # small: fits the pipe, never blocks
+            kind = "beside" if beside_runs else "prefetch"
+            self._conn.send((kind, (target, kwargs)))  # small: fits the pipe, never blocks
         except Exception:  # a dead pipe, an unpicklable argument: no prefetch, the same grade
             return False
         return True
@@ -203,6 +232,20 @@ class Worker:
         self._kill()
         raise box["error"]  # pickling our own message failed: a bug of ours, with its traceback
 
+    def interrupt(self) -> bool:
+        """Kill the live worker process from a thread other than the one waiting on it (a GPU grade
+        whose sanitizer failed stops the timing beside it): that thread's wait sees the death within
+        _LIVENESS_S and returns its Problem; the bookkeeping stays that thread's. Returns whether a
+        live process was killed."""
+        proc = self._proc
+        try:
+            if proc is None or proc.exitcode is not None:
+                return False
+            proc.kill()
+            return True
+        except (OSError, ValueError, AttributeError):  # reaped and closed by the waiting thread meanwhile
+            return False
+
     def _died(self, doing: str) -> Problem:
         proc = self._proc
         if proc is not None:
@@ -250,10 +293,11 @@ class Worker:
             self._conn = None
 
     def close(self) -> None:
-        if self._proc is not None and self._proc.is_alive():
-            # "stop" has no reply: the exchange ends when the child closes the pipe by exiting.
-            self._exchange(("stop", None), 2.0, "stopping")
-        self._kill()
+        with self._start_lock:  # a start still under way in another thread ends first, then is stopped
+            if self._proc is not None and self._proc.is_alive():
+                # "stop" has no reply: the exchange ends when the child closes the pipe by exiting.
+                self._exchange(("stop", None), 2.0, "stopping")
+            self._kill()
 
 
 def job_name(target) -> str:

@@ -96,11 +96,13 @@ def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
         if kind == "stop":
             launch_fn.close()
             return
-        if kind == "prefetch":  # no reply: the grader does not wait for it
-            start_background(*spec)
+        if kind in ("prefetch", "beside"):  # no reply: the grader does not wait for it
+            start_background(*spec, beside_runs=kind == "beside")
             continue
         if kind == "run":
-            wait_background()  # nothing of ours runs beside the learner's plan (stdout capture, the GPU)
+            # nothing of ours runs beside the learner's plan (stdout capture, the GPU), except work
+            # sent as "beside" (an import that neither prints nor touches the GPU)
+            wait_background(beside_runs=False)
         result = _run(program, launch_fn, spec) if kind == "run" else _call(program, launch_fn, *spec)
         try:
             reply(conn, result)
@@ -115,13 +117,16 @@ def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
 
 #: background threads started by "prefetch" messages, oldest first; finished ones are dropped on wait
 _BACKGROUND: list[threading.Thread] = []
+#: those started by "beside" messages: a `run` does not wait for them, a wait_background() does
+_BESIDE: list[threading.Thread] = []
 #: tracebacks of background work that raised (swallowed: a prefetch never decides a verdict)
 BACKGROUND_ERRORS: list[str] = []
 
 
-def start_background(target: str, kwargs: dict) -> threading.Thread:
+def start_background(target: str, kwargs: dict, *, beside_runs: bool = False) -> threading.Thread:
     """Run `module:function`(**kwargs) in a daemon thread of this process; exceptions are swallowed
-    (kept in BACKGROUND_ERRORS). Whoever needs its results calls wait_background() first."""
+    (kept in BACKGROUND_ERRORS). Whoever needs its results calls wait_background() first.
+    beside_runs: the learner's runs need not wait for it (see wait_background)."""
 
     def body() -> None:
         try:
@@ -131,20 +136,23 @@ def start_background(target: str, kwargs: dict) -> threading.Thread:
             BACKGROUND_ERRORS.append(traceback.format_exc())
 
     thread = threading.Thread(target=body, daemon=True, name=f"kata-prefetch {target}")
-    _BACKGROUND.append(thread)  # registered before it starts: a wait never misses it
+    (_BESIDE if beside_runs else _BACKGROUND).append(thread)  # registered before it starts: a wait never misses it
     thread.start()
     return thread
 
 
-def wait_background(timeout_s: float | None = None) -> tuple[float, bool]:
+def wait_background(timeout_s: float | None = None, *, beside_runs: bool = True) -> tuple[float, bool]:
     """Join the background threads started so far: (seconds waited, whether all of them finished).
-    With timeout_s, threads still running after it are left running (and reported as unfinished)."""
+    With timeout_s, threads still running after it are left running (and reported as unfinished).
+    beside_runs=False: not those started beside the runs (a `run` waits only for the others)."""
     t0 = time.perf_counter()
     deadline = None if timeout_s is None else t0 + timeout_s
-    for thread in list(_BACKGROUND):
-        thread.join(None if deadline is None else max(0.0, deadline - time.perf_counter()))
-    _BACKGROUND[:] = [t for t in _BACKGROUND if t.is_alive()]
-    return time.perf_counter() - t0, not _BACKGROUND
+    lists = (_BACKGROUND, _BESIDE) if beside_runs else (_BACKGROUND,)
+    for threads in lists:
+        for thread in list(threads):
+            thread.join(None if deadline is None else max(0.0, deadline - time.perf_counter()))
+        threads[:] = [t for t in threads if t.is_alive()]
+    return time.perf_counter() - t0, not any(lists)
 
 
 class _Stop(Exception):

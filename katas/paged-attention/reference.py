@@ -1,5 +1,7 @@
 """Paged decode attention: a scattered, shared, NaN-poisoned fp16 block pool, the float64 attention
 per (sequence, KV head), the referenced KV bytes, and the per-element error scale."""
+import weakref
+
 import numpy as np
 
 BLOCK = 16  # tokens per cache block
@@ -44,7 +46,8 @@ def generate(rng: np.random.Generator, B: int, Hkv: int, G: int, Lmax: int, dist
     scale = 3.0 if dist == "peaked" else 1.0  # peaked: logits spread over tens of units
     # float32 draws (a bench pool holds ~2 * 10^8 values of each): a per-head key component, values
     # with a non-zero mean and a scale per head, so mixing heads is off by far more than the bound.
-    k = rng.standard_normal(shape, dtype=np.float32) + rng.normal(0.0, 0.5, (1, Hkv, 1, D)).astype(np.float32)
+    k = rng.standard_normal(shape, dtype=np.float32)
+    k += rng.normal(0.0, 0.5, (1, Hkv, 1, D)).astype(np.float32)  # in place: a second pool costs seconds
     v = rng.standard_normal(shape, dtype=np.float32)
     v += 0.5
     v *= rng.uniform(0.5, 4.0, (1, Hkv, 1, 1)).astype(np.float32)
@@ -67,16 +70,19 @@ def generate(rng: np.random.Generator, B: int, Hkv: int, G: int, Lmax: int, dist
             "block_table": table, "seq_lens": lens.astype(np.int32), "num_blocks": N, "max_blocks": width}
 
 
-def _attend(inputs: dict, B: int, Hkv: int, G: int, values) -> np.ndarray:
-    """out[b, h] = softmax(q[b, h] . K_b^T / sqrt(D)) @ values_b in float64, K_b and values_b the
-    sequence's tokens gathered through its block table; query head h reads KV head h // G."""
+def _attend(inputs: dict, B: int, Hkv: int, G: int, with_scale: bool) -> tuple:
+    """out[b, h] = softmax(q[b, h] . K_b^T / sqrt(D)) @ V_b in float64, K_b and V_b the sequence's
+    tokens gathered through its block table; query head h reads KV head h // G. With with_scale,
+    also the same softmax weights times |V_b| (the error scale), from the same gather and softmax:
+    a bench case's reference and scale took two whole passes before."""
     Hq = Hkv * G
     table = inputs["block_table"].reshape(B, -1)
     lens = inputs["seq_lens"]
     kc = inputs["k_cache"].reshape(-1, Hkv, BLOCK, D)
-    vc = np.asarray(values).reshape(-1, Hkv, BLOCK, D)
+    vc = inputs["v_cache"].reshape(-1, Hkv, BLOCK, D)
     q = inputs["q"].reshape(B, Hkv, G, D).astype(np.float64)
     out = np.empty((B, Hkv, G, D))
+    scale = np.empty((B, Hkv, G, D)) if with_scale else None
     for b in range(B):
         L = int(lens[b])
         blocks = table[b, :-(-L // BLOCK)]
@@ -87,17 +93,40 @@ def _attend(inputs: dict, B: int, Hkv: int, G: int, values) -> np.ndarray:
         p = np.exp(s)
         p /= p.sum(axis=2, keepdims=True)
         out[b] = np.einsum("hgl,hld->hgd", p, vb)
-    return out.reshape(B, Hq, D)
+        if with_scale:
+            scale[b] = np.einsum("hgl,hld->hgd", p, np.abs(vb))
+    return out.reshape(B, Hq, D), (scale.reshape(B, Hq, D) if with_scale else None)
+
+
+#: (the inputs, weakly held, (B, Hkv, G), the error scale) of the last reference: error_scale uses
+#: it only for the very same arrays, still alive; replaced whole, so a reader in another thread
+#: sees one reference's triple or another's, never a mix
+_LAST = None
+
+
+def _same_inputs(refs: dict, inputs: dict) -> bool:
+    return set(refs) == set(inputs) and all(
+        (r() is inputs[n]) if isinstance(r, weakref.ref) else r == inputs[n] for n, r in refs.items())
 
 
 def reference(inputs: dict, B: int, Hkv: int, G: int, **_) -> dict:
-    return {"out": _attend(inputs, B, Hkv, G, inputs["v_cache"])}
+    global _LAST
+    out, scale = _attend(inputs, B, Hkv, G, with_scale=True)
+    try:
+        refs = {n: weakref.ref(v) if isinstance(v, np.ndarray) else v for n, v in inputs.items()}
+        _LAST = (refs, (B, Hkv, G), scale)
+    except TypeError:  # an array type without weak references: error_scale computes its own
+        _LAST = None
+    return {"out": out}
 
 
 def error_scale(inputs: dict, B: int, Hkv: int, G: int, **_) -> dict:
     # As in attention: float32 errors in the logits and in exp move each p_j by a small relative
     # amount, so out[d]'s error scales with sum_j p_j |v_jd|; c = 1000 allows about 1.2e-4 of it.
-    return {"out": _attend(inputs, B, Hkv, G, np.abs(inputs["v_cache"].astype(np.float32)))}
+    last = _LAST
+    if last is not None and last[1] == (B, Hkv, G) and _same_inputs(last[0], inputs):
+        return {"out": last[2]}
+    return {"out": _attend(inputs, B, Hkv, G, with_scale=True)[1]}
 
 
 def cost(B: int, Hkv: int, G: int, num_blocks: int, max_blocks: int, **_) -> dict:

@@ -6,6 +6,7 @@ word w holding W[n][8w + j] as a signed 4-bit value (-8..7, symmetric: no zero p
 past K in a row's last word are padding with random bits. scales is N × ceil(K/128) fp16; the
 weight is nibble * scales[n][k / 128]."""
 import math
+import weakref
 
 import numpy as np
 
@@ -37,23 +38,38 @@ def dequantised(inputs: dict, N: int, K: int, rows: slice = slice(None)) -> np.n
     return nib * np.repeat(s, GROUP, axis=1)[:, :K]
 
 
-def _matvec(inputs: dict, N: int, K: int, absolute: bool) -> np.ndarray:
-    """sum_k w_nk x_k (or of their magnitudes) per row, group by group: the nibbles times x in
-    float64 per group of 128, then each group's scale once."""
+def _matvecs(inputs: dict, N: int, K: int, with_absolute: bool) -> tuple:
+    """(sum_k w_nk x_k per row, and with with_absolute the same of their magnitudes, else None),
+    group by group: the nibbles times x in float64 per group of 128, then each group's scale once.
+    Both from one unpacking of the weights (the costly part; a bench case's reference and error
+    scale unpacked them twice before)."""
     G = groups(K)
     x = np.zeros(G * GROUP)
     x[:K] = inputs["x"].astype(np.float64)
-    x = (np.abs(x) if absolute else x).reshape(G, GROUP)
+    x = x.reshape(G, GROUP)
     scales = inputs["scales"].reshape(N, G).astype(np.float64)
     out = np.empty(N)
+    out_abs = np.empty(N) if with_absolute else None
     for r in range(0, N, ROWS):
         nib = unpack(inputs["Wq"].reshape(N, words(K))[r:r + ROWS], min(ROWS, N - r), K)
         full = np.zeros((nib.shape[0], G * GROUP))
-        full[:, :K] = np.abs(nib) if absolute else nib
-        per_group = np.einsum("rgk,gk->rg", full.reshape(-1, G, GROUP), x)
         s = scales[r:r + ROWS]
-        out[r:r + ROWS] = (per_group * (np.abs(s) if absolute else s)).sum(axis=1)
-    return out
+        full[:, :K] = nib
+        out[r:r + ROWS] = (np.einsum("rgk,gk->rg", full.reshape(-1, G, GROUP), x) * s).sum(axis=1)
+        if with_absolute:
+            full[:, :K] = np.abs(nib)
+            out_abs[r:r + ROWS] = (np.einsum("rgk,gk->rg", full.reshape(-1, G, GROUP), np.abs(x)) * np.abs(s)).sum(axis=1)
+    return out, out_abs
+
+
+#: (the inputs, weakly held, (N, K), the magnitudes' product) of the last reference: error_scale
+#: uses it only for the very same arrays, still alive; replaced whole (one reference's, never a mix)
+_LAST = None
+
+
+def _same_inputs(refs: dict, inputs: dict) -> bool:
+    return set(refs) == set(inputs) and all(
+        (r() is inputs[n]) if isinstance(r, weakref.ref) else r == inputs[n] for n, r in refs.items())
 
 
 def generate(rng: np.random.Generator, N: int, K: int, dist: str = "mixed", **_) -> dict:
@@ -72,7 +88,13 @@ def generate(rng: np.random.Generator, N: int, K: int, dist: str = "mixed", **_)
 
 
 def reference(inputs: dict, N: int, K: int, **_) -> dict:
-    return {"y": _matvec(inputs, N, K, absolute=False)}
+    global _LAST
+    y, y_abs = _matvecs(inputs, N, K, with_absolute=True)
+    try:
+        _LAST = ({n: weakref.ref(v) if isinstance(v, np.ndarray) else v for n, v in inputs.items()}, (N, K), y_abs)
+    except TypeError:  # an array type without weak references: error_scale computes its own
+        _LAST = None
+    return {"y": y}
 
 
 def cost(N: int, K: int, **_) -> dict:
@@ -83,7 +105,10 @@ def cost(N: int, K: int, **_) -> dict:
 def error_scale(inputs: dict, N: int, K: int, **_) -> dict:
     # nibble * scale is exact in float32 and its product with x rounds once; the float32 sum errs
     # like a random walk over K terms relative to sum_k |w_nk||x_k|, in any order or grouping.
-    return {"y": math.sqrt(max(K, 1)) * _matvec(inputs, N, K, absolute=True)}
+    last = _LAST
+    if last is not None and last[1] == (N, K) and _same_inputs(last[0], inputs):
+        return {"y": math.sqrt(max(K, 1)) * last[2]}
+    return {"y": math.sqrt(max(K, 1)) * _matvecs(inputs, N, K, with_absolute=True)[1]}
 
 
 def baseline(torch, inputs: dict, N: int, K: int, **_):

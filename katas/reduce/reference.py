@@ -1,5 +1,6 @@
 """Reduce: inputs, the float64 sum, the compulsory traffic, and the scale of the float32 error."""
 import math
+import weakref
 
 import numpy as np
 
@@ -31,8 +32,19 @@ def generate(rng: np.random.Generator, n: int, dist: str = "mixed", **_) -> dict
     return {"x": x.astype(np.float32)}
 
 
+#: (the input, weakly held, n, sum |x| in float64) of the last reference: error_scale uses it only
+#: for the very same array, still alive; replaced whole (one reference's, never a mix)
+_LAST = None
+
+
 def reference(inputs: dict, n: int, **_) -> dict:
-    return {"out": np.array([inputs["x"].astype(np.float64).sum()])}
+    global _LAST
+    x64 = inputs["x"].astype(np.float64)
+    total = x64.sum()
+    # sum |x| from the same float64 copy: the error scale's, without a second 2 GiB conversion at 2^28
+    _LAST = (weakref.ref(inputs["x"]), n, float(np.abs(x64, out=x64).sum())) if isinstance(
+        inputs["x"], np.ndarray) else None
+    return {"out": np.array([total])}
 
 
 def cost(n: int, **_) -> dict:
@@ -54,7 +66,12 @@ def _gamma(terms):
 
 def error_scale(inputs: dict, n: int, **_) -> dict:
     # Tree and atomic sums err by O(log2 n) roundings, each relative to the magnitudes summed.
-    return {"out": np.array([math.log2(max(n, 2)) * float(np.abs(inputs["x"].astype(np.float64)).sum())])}
+    last = _LAST
+    if last is not None and last[1] == n and last[0]() is inputs["x"]:
+        magnitudes = last[2]
+    else:
+        magnitudes = float(np.abs(inputs["x"].astype(np.float64)).sum())
+    return {"out": np.array([math.log2(max(n, 2)) * magnitudes])}
 
 
 def baseline(torch, inputs: dict, **_):

@@ -37,10 +37,12 @@ def cost(R: int, C: int, **_) -> dict:
     return {"bytes": 8 * R * C, "flops": 4 * R * C}
 
 
-def error_scale(inputs: dict, R: int, C: int, **_) -> dict:
+def error_scale(inputs: dict, R: int, C: int, expected: dict | None = None, **_) -> dict:
     # Each output is exp(x - max) / sum: a few ulps from exp, plus the float32 sum of C positive
     # terms, whose rounding errors add like a random walk (sqrt(C) of them, relative to the sum).
-    return {"y": math.sqrt(max(C, 1)) * reference(inputs, R=R, C=C)["y"]}
+    # expected: the reference's outputs, when the grader has them (no second float64 softmax).
+    y = expected["y"] if expected is not None else reference(inputs, R=R, C=C)["y"]
+    return {"y": math.sqrt(max(C, 1)) * np.asarray(y, np.float64)}
 
 
 def baseline(torch, inputs: dict, R: int, C: int, **_):

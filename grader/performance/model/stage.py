@@ -35,34 +35,3 @@ def bench_occupancy(compiled, observations) -> tuple:
         for name, grid, block, shared in obs.dry:
             rows.append((name, block[0] * block[1] * block[2], shared))
     return tuple(occupancy_table(compiled.resources, rows, H200)) if rows else ()
-
-
-class beside_measurement:
-    """On a GPU grade: the estimate made on the emulator's worker in a thread while the GPU worker
-    times, so it costs no wall time unless it outlasts the timing; `result()` is the Estimate or
-    None (any failure leaves the GPU grade as it was)."""
-
-    def __init__(self, kata, emulator, compiled, filename: str, seed: int, enabled: bool = True):
-        import threading
-
-        self._value = None
-        self._thread = threading.Thread(target=self._run, args=(kata, emulator, compiled, filename, seed),
-                                        daemon=True) if enabled else None
-
-    def _run(self, *args) -> None:
-        try:
-            self._value = estimate_stage(*args)[0]
-        except Exception:  # the estimate is an explanation, never a reason for a GPU grade to fail
-            self._value = None
-
-    def __enter__(self):
-        if self._thread is not None:
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._thread is not None:
-            self._thread.join(OBSERVE_TIMEOUT_S)
-
-    def result(self):
-        return self._value

@@ -70,3 +70,27 @@ def test_cost_counts_each_referenced_block_once():
     c = ref.cost(B=3, Hkv=2, G=4, num_blocks=inputs["num_blocks"], max_blocks=inputs["max_blocks"])
     referenced = inputs["num_blocks"] - 3
     assert c["bytes"] == 2 * referenced * 16 * 2 * 128 * 2 + 8 * 3 * 8 * 128 + 4 * 3 * (inputs["max_blocks"] + 1)
+
+
+def test_the_error_scale_made_with_the_reference_is_used_only_for_the_same_arrays():
+    """reference() makes the error scale in the same pass (one gather and softmax, not two); error_scale
+    returns it only for the very arrays it was made from, and computes anew for any others."""
+    import numpy as np
+
+    from grader import catalog
+    from grader.grading.cases import reference_params
+    from grader.grading.check import error_scales
+
+    kata = catalog.load("paged-attention")
+    case = dict(B=3, Hkv=2, G=2, Lmax=100, dist="powerlaw")
+    ref = kata.reference
+    a = ref.generate(np.random.default_rng(5), **case)
+    b = ref.generate(np.random.default_rng(6), **case)
+    params = reference_params(kata, case, a)
+    ref.reference(a, **params)
+    reused = error_scales(kata, a, params)["out"]
+    fresh_b = error_scales(kata, b, reference_params(kata, case, b))["out"]
+    ref.reference(b, **reference_params(kata, case, b))  # a's scale is no longer the last one
+    again_a = error_scales(kata, a, params)["out"]
+    assert np.array_equal(reused, again_a) and not np.array_equal(reused, fresh_b)
+    assert np.array_equal(error_scales(kata, b, reference_params(kata, case, b))["out"], fresh_b)

@@ -126,3 +126,25 @@ def test_the_solution_streams_every_decode_shape_and_rounds_the_rest(kata):
         assert gpu.names == [name], K
     public = [c["K"] for c in kata.public]
     assert any(k % 1024 == 0 and k // 1024 >= 3 for k in public) and any(k % 1024 and k >= 4096 for k in public)
+
+
+def test_the_error_scale_made_with_the_reference_is_used_only_for_the_same_arrays():
+    """reference() makes the magnitudes' product in the same unpacking of the weights; error_scale
+    returns it only for the very arrays it was made from, and computes anew for any others."""
+    import numpy as np
+
+    from grader import catalog
+    from grader.grading.cases import reference_params
+    from grader.grading.check import error_scales
+
+    kata = catalog.load("qgemv")
+    case = dict(N=37, K=300, dist="mixed")
+    a = kata.reference.generate(np.random.default_rng(5), **case)
+    b = kata.reference.generate(np.random.default_rng(6), **case)
+    params = reference_params(kata, case, a)
+    kata.reference.reference(a, **params)
+    reused = error_scales(kata, a, params)["y"]
+    fresh_b = error_scales(kata, b, params)["y"]  # not a's: computed
+    kata.reference.reference(b, **params)
+    assert np.array_equal(error_scales(kata, a, params)["y"], reused) and not np.array_equal(reused, fresh_b)
+    assert np.array_equal(error_scales(kata, b, params)["y"], fresh_b)

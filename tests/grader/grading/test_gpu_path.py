@@ -177,3 +177,94 @@ def test_a_prefetch_that_finds_no_gpu_changes_nothing(tmp_path, on_gpu):
     # the real _prefetch: the fake GPU worker runs grader.performance.measured.prefetch, which finds no CuPy
     r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
     assert (r.verdict, r.stage) == ("pass", "done"), r.headline
+
+
+# -- the performance stage beside the sanitizer (grader/pipeline/performance.py BesideSanitizer) ------
+
+def _alive(pid: int) -> bool:
+    from pathlib import Path
+
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_sanitizer_failure_beside_a_running_timing_decides_and_stops_the_timing(tmp_path, monkeypatch):
+    """The GPU timing starts with the sanitizer; when the sanitizer finds an error the grade fails on
+    it at once: the timing's worker is stopped mid-run (not waited for), nothing it measured shows,
+    and no worker process is left behind."""
+    import multiprocessing
+    import time
+
+    pid_file, calls = tmp_path / "timing.pid", []
+
+    def timing(worker, *a, **k):
+        calls.append(time.monotonic())
+        value, problem = worker.call("fakes:long_timing", 600, seconds=300, pid_file=str(pid_file))
+        calls.append(problem)
+        return (None, problem) if problem is not None else ("a measurement", None)
+
+    monkeypatch.setattr(performance, "timed_in_worker", timing)
+    ends = []
+    real = sanitizer.sanitizer_stage
+    monkeypatch.setattr(sanitizer, "sanitizer_stage", lambda *a, **k: (real(*a, **k), ends.append(time.monotonic()))[0])
+    t0 = time.monotonic()
+    r = grade(workspace(tmp_path, "missing_syncthreads"))
+    assert (r.verdict, r.stage) == ("fail", "sanitizer") and "race-raw" in r.reasons, r.headline
+    assert r.performance is None and r.headline.startswith("outputs match on the GPU, but the sanitizer")
+    assert calls[0] < ends[0]  # the timing was running while the sanitizer ran
+    assert calls[1] is not None and time.monotonic() - t0 < 200  # stopped, not waited for
+    assert not _alive(int(pid_file.read_text()))
+    assert multiprocessing.active_children() == []  # the GPU worker, the model's, the emulator's: all gone
+
+
+def test_a_timing_problem_never_outranks_the_sanitizers_finding(tmp_path, monkeypatch):
+    # the timing fails first (a crash at the bench size), the sanitizer later: the sanitizer decides
+    from harness.sandbox.protocol import Problem
+
+    monkeypatch.setattr(performance, "timed_in_worker", lambda *a, **k: (None, Problem("crash", "illegal address")))
+    r = grade(workspace(tmp_path, "missing_syncthreads"))
+    assert (r.verdict, r.stage) == ("fail", "sanitizer") and "race-raw" in r.reasons, r.headline
+
+
+def test_a_clean_sanitizer_lets_the_timing_decide_and_the_model_runs_on_its_own_worker(tmp_path, monkeypatch):
+    from harness.sandbox.protocol import Problem
+
+    seen = []
+    monkeypatch.setattr(performance, "timed_in_worker", lambda *a, **k: (None, Problem("crash", "illegal address")))
+    from grader.performance.model import stage as model_stage
+
+    real = model_stage.estimate_stage
+    monkeypatch.setattr(model_stage, "estimate_stage", lambda kata, worker, *a: seen.append(worker) or real(kata, worker, *a))
+    emulators = []
+    real_sanitizer = sanitizer.sanitizer_stage
+    monkeypatch.setattr(sanitizer, "sanitizer_stage", lambda kata, emulator, *a, **k: emulators.append(emulator)
+                        or real_sanitizer(kata, emulator, *a, **k))
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
+    assert (r.verdict, r.stage) == ("fail", "performance") and r.headline == "performance stage: illegal address"
+    assert len(seen) == 1 and seen[0].program.backend == "cpu" and seen[0] is not emulators[0]
+
+
+def test_torch_is_imported_beside_the_cases_only_for_a_kata_with_a_baseline_where_torch_is_installed(monkeypatch):
+    import importlib.util
+    import types
+
+    sent = []
+
+    class GpuWorker:
+        def start(self):
+            return None
+
+        def prefetch(self, target, **kwargs):
+            sent.append((target.__name__, kwargs))
+            return True
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "torch" else None)
+    assert performance.import_beside_cases(GpuWorker(), REDUCE)
+    assert sent == [("import_torch_beside", {"beside_runs": True, "kata_id": "reduce"})]
+    no_baseline = types.SimpleNamespace(id="x", reference=types.SimpleNamespace())
+    assert not performance.import_beside_cases(GpuWorker(), no_baseline) and len(sent) == 1
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert not performance.import_beside_cases(GpuWorker(), REDUCE) and len(sent) == 1

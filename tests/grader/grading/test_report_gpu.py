@@ -77,19 +77,31 @@ def test_a_gpu_report_sets_the_measurement_beside_the_estimate_and_notes_a_far_o
     assert "measured 0.300 ms" in report_html.render(r)
 
 
-def test_the_estimate_beside_a_gpu_timing_never_fails_the_grade():
-    from grader.performance.model import stage
+def test_the_estimate_beside_a_gpu_timing_never_fails_the_grade(monkeypatch):
+    import types
+
+    from grader import catalog
+    from grader.pipeline import performance
 
     class DeadWorker:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
         def call(self, *a, **k):
             raise RuntimeError("worker gone")
 
-    from grader import catalog
-
+    ended = []
+    monkeypatch.setattr(performance, "timed_in_worker", lambda *a, **k: (None, None))
     compiled = type("C", (), {"resources": {}, "ptx": ""})()
-    with stage.beside_measurement(catalog.load("reduce"), DeadWorker(), compiled, "kernel.cu", 0) as model:
-        pass
-    assert model.result() is None
+    grade = types.SimpleNamespace(kata=catalog.load("reduce"), worker=None, compiled=compiled, filename="kernel.cu",
+                                  python_kernel="")
+    draft = types.SimpleNamespace(performance=None, estimate="unset", correctness=types.SimpleNamespace(cases_run=3),
+                                  end=lambda *a: ended.append(a))
+    performance.BesideSanitizer(grade, 0, DeadWorker).start().finish(draft, None)
+    assert draft.estimate is None and ended == [("pass", "done", "passed 3 cases", ())]
 
 
 def test_a_model_run_that_fails_leaves_the_cpu_grade_with_a_note():

@@ -28,8 +28,9 @@ def test_missing_cases_are_made_by_subprocesses_then_loaded_from_the_cache(tmp_p
     monkeypatch.setattr(kata.reference, "generate", lambda rng, **p: (_ for _ in ()).throw(AssertionError("made here")))
     data = bench_pool.make_all(kata, [11, 12, 13], launch=launch)  # this process generates nothing
     monkeypatch.setattr(kata.reference, "generate", real)
-    assert [c[3:] for c in started] == [["reduce", '{"n": 5000}', "11"], ["reduce", '{"n": 777}', "12"],
-                                        ["reduce", '{"n": 3}', "13"]]
+    assert [c[3:] for c in started] == [["reduce", '{"n": 5000}', "11", "--locked"],
+                                        ["reduce", '{"n": 777}', "12", "--locked"],
+                                        ["reduce", '{"n": 3}', "13", "--locked"]]
     for i, case in enumerate(CASES):
         assert isinstance(data[i].inputs["x"], np.memmap)  # loaded from the cache
         made = bench_inputs.bench_data(kata, dict(case), 11 + i)
@@ -98,3 +99,45 @@ def test_a_grade_that_ends_early_stops_its_early_subprocesses(tmp_path, monkeypa
     started = bench_pool.start_early(small_reduce(), [1, 2, 3], launch=launch)
     bench_pool.stop(started)
     assert started and all(p.poll() is not None for p in sleepers)
+
+
+def test_the_rotation_sets_are_made_with_the_cases_and_keyed_apart(tmp_path, monkeypatch):
+    """Each case's second set (the timing's rotation) is made in the same parallel round as the
+    first sets, early and by the prefetch; its key is ("rotation", i)."""
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
+    monkeypatch.setenv(bench_pool.JOBS_ENV, "6")
+    kata, started = small_reduce(), []
+
+    def launch(cmd, **kwargs):
+        started.append(cmd[3:6])
+        return subprocess.Popen(cmd, **kwargs)
+
+    procs = bench_pool.start_early(kata, [1, 2, 3], rotation=[101, 102, 103], launch=launch)
+    assert sorted(s for _, _, s in started) == ["1", "101", "102", "103", "2", "3"]
+    data = bench_pool.make_all(kata, [1, 2, 3], rotation=[101, 102, 103], launch=launch)
+    assert len(started) == 6  # the prefetch waited for the early subprocesses: nothing made twice
+    bench_pool.stop(procs)
+    assert set(data) == {0, 1, 2, ("rotation", 0), ("rotation", 1), ("rotation", 2)}
+    for i in range(3):
+        again = bench_inputs.bench_data(kata, dict(CASES[i]), 101 + i)
+        assert np.array_equal(data[("rotation", i)].inputs["x"], again.inputs["x"])
+        assert not np.array_equal(data[i].inputs["x"], data[("rotation", i)].inputs["x"])
+
+
+def test_the_prefetch_starts_no_subprocess_for_a_case_an_early_one_is_making(tmp_path, monkeypatch):
+    """make_all leaves a case whose lock is held (an early subprocess is making it) to that process:
+    its bench_data waits for the lock and loads the entry, and no second subprocess starts."""
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
+    monkeypatch.setenv(bench_pool.JOBS_ENV, "3")
+    kata, started = small_reduce(), []
+    early = bench_pool.start_early(kata, [31, 32, 33])
+    assert len(early) == 3
+
+    def launch(cmd, **kwargs):
+        started.append(cmd)
+        return subprocess.Popen(cmd, **kwargs)
+
+    data = bench_pool.make_all(kata, [31, 32, 33], launch=launch)
+    bench_pool.stop(early)
+    # an early subprocess may have finished before make_all looked: then nothing is missing either
+    assert started == [] and [d.inputs["x"].size for d in data.values()] == [5000, 777, 3]

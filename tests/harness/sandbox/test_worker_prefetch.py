@@ -73,3 +73,29 @@ def test_closing_with_a_prefetch_still_running_does_not_wait_for_it(tmp_path):
     t0 = time.perf_counter()
     w.close()
     assert time.perf_counter() - t0 < 4 and not mark.exists()
+
+
+def test_work_sent_beside_the_runs_does_not_hold_a_run_back_but_a_call_waits_for_it(tmp_path):
+    mark = tmp_path / "mark"
+    with Worker(program(tmp_path, mark), timeout_s=60) as w:
+        assert w.start() is None
+        assert w.prefetch("fakes:slow_mark", beside_runs=True, path=str(mark), seconds=3.0)
+        result = w.run(spec())  # at once: the mark is not there yet
+        assert result.problem is None and result.outputs["out"].tolist() == [2, 2, 2, 2]
+        state, problem = w.call("fakes:background_state", 60, path=str(mark))
+        assert problem is None and state["mark"] == "done" and state["finished"]
+
+
+def test_a_start_beside_is_waited_for_never_doubled_and_a_close_meanwhile_leaves_no_process(tmp_path):
+    import multiprocessing
+
+    mark = tmp_path / "mark"
+    with Worker(program(tmp_path, mark), timeout_s=60) as w:
+        starting = w.start_beside()
+        result = w.run(spec())  # waits for the start under way in the thread, then runs in that process
+        starting.join()
+        assert result.problem is None and w.restarts == 0 and w.pid is not None
+    w = Worker(program(tmp_path, mark), timeout_s=60)
+    w.start_beside()
+    w.close()  # while the start may still be under way: it finishes, then is stopped
+    assert w.pid is None and multiprocessing.active_children() == []
