@@ -15,9 +15,12 @@ from .counters import Counters, family
 
 
 class Profile(Counters):
-    def __init__(self, max_records: int = 3_000_000):
+    def __init__(self, max_records: int = 3_000_000, watch=None):
         self.max_records = int(max_records)
         self.launches: list[dict] = []
+        # watch(grid) -> linear block ids whose warps' issues per instruction are kept apart (the
+        # blocks holding a heavy item: their longest warp's chain, not the grid's average)
+        self._watch_fn = watch
         super().__init__()
 
     def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
@@ -41,11 +44,18 @@ class Profile(Counters):
         # instructions each warp issued (warp = linear block x warps per block + tid // 32): the
         # busiest warp's chain, not the average, sets the time of a grid with uneven work
         self._warp_issues = np.zeros(64, np.int64)
+        self._watched = np.asarray(self._watch_fn(self._grid), np.int64) if self._watch_fn else np.zeros(0, np.int64)
+        self._watch_pcs: dict[int, int] = {}  # pc -> warp instructions the watched blocks issued
 
     def on_issue(self, inst, blocks, tids) -> None:
         super().on_issue(inst, blocks, tids)
         if len(tids) == 0:
             return
+        if self._watched.size and int(blocks[0]) <= self._watched[-1] and int(blocks[-1]) >= self._watched[0]:
+            inside = np.isin(np.asarray(blocks, np.int64), self._watched)
+            if inside.any():
+                w = self._warps(np.asarray(blocks)[inside], np.asarray(tids)[inside])
+                self._watch_pcs[inst.pc] = self._watch_pcs.get(inst.pc, 0) + int(np.unique(w).size)
         first = int(blocks[0]) * self._wpb + int(tids[0]) // 32
         last = int(blocks[-1]) * self._wpb + int(tids[-1]) // 32
         if self._whole_warps(blocks, tids) or last == first:
@@ -111,6 +121,15 @@ class Profile(Counters):
         self._st.append(np.full(n, op == "st", bool))
         self._recorded += n
 
+    def _watch_summary(self) -> dict | None:
+        """The watched blocks that ran: their count, each warp's issues, each instruction's issues."""
+        ran = np.intersect1d(self._watched, np.concatenate(self._blocks) if self._blocks else np.zeros(0, np.int64))
+        if not ran.size or not self._watch_pcs:
+            return None
+        warps = (ran[:, None] * self._wpb + np.arange(self._wpb)[None, :]).reshape(-1)
+        issues = self._warp_issues[warps[warps < self._warp_issues.size]]
+        return {"blocks": int(ran.size), "warp_issues": issues[issues > 0].copy(), "pcs": dict(self._watch_pcs)}
+
     def on_kernel_end(self) -> None:
         super().on_kernel_end()
         cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, t))
@@ -128,5 +147,6 @@ class Profile(Counters):
             "truncated": self._recorded >= self.max_records,
             "atomic_lanes": int(atoms.size), "atomic_same_address_max": same,
             "warp_issues": self._warp_issues[self._warp_issues > 0].copy(),
+            "watch": self._watch_summary(),
             "barriers": self._barriers, "shared_atomic_cost": dict(self._satom), "lines": dict(self._lines),
         })

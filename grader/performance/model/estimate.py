@@ -81,13 +81,11 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         instr += w
         g_req, g_sec = r.global_requests * s, r.global_sectors * s
         d = l2s = 0.0
-        lat = k["dram_latency_s"]
+        lat = _load_latency(r, k)
         if r.cache_accesses:
             scale_rec = g_sec / (r.cache_accesses * s) if L.cache_truncated else 1.0
             d = r.dram_sectors * s * scale_rec * h200.SECTOR
             l2s = (r.cache_accesses - r.l1_hits) * s * scale_rec * h200.SECTOR
-            lat = (r.l1_hits * k["l1_latency_s"] + r.l2_hits * k["l2_latency_s"]
-                   + r.dram_sectors * k["dram_latency_s"]) / r.cache_accesses
         atom = r.global_atomic_requests * s
         l2s += atom * h200.SECTOR
         dram += d
@@ -98,14 +96,8 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         # the record cap; past it, a quarter of the sectors)
         gwf = max(g_req, r.l1_lines * s if r.l1_lines and not L.cache_truncated else g_sec / 4)
         global_wf += gwf
-        stall = 0.0
-        b = r.batch
-        if b is not None and warps_total:
-            trips = n / max(1, b.in_flight) / warps_total
-            # independent instructions between the load and its first use hide that much latency
-            hidden = b.distance * k["cycles_per_dependent_instruction"] / clk
-            stall = trips * max(0.0, (lat if b.space == "global" else k["shared_latency_s"]) - hidden)
-            stall_per_warp += stall
+        stall = _stall(r, n, warps_total, lat, k)
+        stall_per_warp += stall
         per_pc[pc] = PcCost(file=r.file, line=r.line, op=r.op, instr=w, dram=d, shared=swf + gwf,
                             stall=stall * warps_total, atomic=atom)
     barriers_per_block = L.barriers * s / blocks if blocks else 0.0
@@ -116,6 +108,13 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
     # the busiest warp's chain: a grid with uneven work (one thread per tensor, a power-law row)
     # lasts as long as its longest warp, however idle the other SMs are
     heavy = L.warp_max / L.warp_mean if L.warp_mean else 1.0
+    chain = heavy * t_warp
+    probe = obs.probes[i] if i < len(obs.probes) else None
+    if probe is not None and probe.warp_mean:
+        # the block(s) holding the heaviest item (heavy.py): their heaviest warp's chain, its excess
+        # over their average warp grown to the bench inputs' heaviest item
+        excess = probe.warp_max / probe.warp_mean - 1.0
+        chain = max(chain, _warp_time(probe, k, L) * (1.0 + excess * obs.heavy_ratio))
     t = {
         "issue": instr / (h200.SUB_PARTITIONS * sms * clk) * imbalance,
         "shared": (shared_wf + global_wf) / (sms * clk) * imbalance,
@@ -123,7 +122,7 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         "l2": l2 / k["l2_bytes_per_s"],
         "atomic": L.atomic_same_address_max * s / k["same_address_atomics_per_s"]
                   + L.atomic_lanes * s / k["atomics_per_s"],
-        "latency": max(waves * t_warp, heavy * t_warp),
+        "latency": max(waves * t_warp, chain),
     }
     for p, count in pipes.items():
         if p in ("other",):
@@ -135,6 +134,43 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
                       loads_in_flight=_in_flight(L), same_address=L.atomic_same_address_max * s,
                       shared_wavefronts=shared_wf,
                       shared_requests=sum(r.shared_requests + r.shared_atomic_requests for r in L.pcs.values()) * s)
+
+
+def _load_latency(r, k) -> float:
+    """One load's round trip, from where the cache model found its sectors (DRAM where none)."""
+    if not r.cache_accesses:
+        return k["dram_latency_s"]
+    return (r.l1_hits * k["l1_latency_s"] + r.l2_hits * k["l2_latency_s"]
+            + r.dram_sectors * k["dram_latency_s"]) / r.cache_accesses
+
+
+def _stall(r, n: float, warps: float, lat: float, k) -> float:
+    """Seconds one warp waits on this instruction's loads: its batches of loads in flight, each a
+    round trip less what the independent instructions before the first use hide."""
+    b = r.batch
+    if b is None or not warps:
+        return 0.0
+    trips = n / max(1, b.in_flight) / warps
+    hidden = b.distance * k["cycles_per_dependent_instruction"] / h200.CLOCK_HZ
+    return trips * max(0.0, (lat if b.space == "global" else k["shared_latency_s"]) - hidden)
+
+
+def _warp_time(L, k, launch=None) -> float:
+    """The average warp's dependent chain in L's blocks (per-block counts, one block's warps). A
+    probe of one block sees a cold cache where the heaviest item's thread meets one the rest of the
+    grid warmed: each load's round trip is the shorter of the probe's and `launch`'s (the sampled
+    launch it belongs to), its own stream's reuse from the one, the shared data's from the other."""
+    wpb = max(1, -(-int(L.block[0] * L.block[1] * L.block[2]) // 32))
+    stall = instr = 0.0
+    for pc, r in L.pcs.items():
+        p = pipe(r.op)
+        instr += r.instructions * (k["ptx_to_sass_other"] if p == "int" else 0.25 if p == "other" else 1.0)
+        seen = launch.pcs.get(pc) if launch is not None else None
+        lat = _load_latency(r, k)
+        if seen is not None and seen.cache_accesses:
+            lat = min(lat, _load_latency(seen, k))
+        stall += _stall(r, r.instructions, wpb, lat, k)
+    return stall + L.barriers * k["barrier_s"] + instr / wpb * k["cycles_per_dependent_instruction"] / h200.CLOCK_HZ
 
 
 def _in_flight(L) -> tuple[float, float]:

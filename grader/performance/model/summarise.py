@@ -96,6 +96,10 @@ class Observation:
     stopped: bool
     cost_bench: dict = field(default_factory=dict)
     out_of_budget: bool = False
+    #: per launch, the probe of the blocks holding the heaviest item (heavy.py), or None
+    probes: list = field(default_factory=list)
+    #: the bench inputs' heaviest item over the model run's (1.0 where the kata declares none)
+    heavy_ratio: float = 1.0
 
 
 def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
@@ -142,6 +146,18 @@ def _launch(L: dict, footprint: float, registers: dict, batches: dict) -> Launch
         barriers=L["barriers"] * per, syncs=int(L.get("syncs", 0)),
         warp_max=float(warps.max()) if warps is not None and warps.size else 0.0,
         warp_mean=float(warps.mean()) if warps is not None and warps.size else 0.0)
+
+
+def _watched(L: dict, summary: LaunchSummary) -> LaunchSummary | None:
+    """The blocks holding the heaviest item, as a launch of their own: each instruction's count
+    theirs, its cache behaviour the launch's (Profile's watch)."""
+    w = L.get("watch")
+    if not w or not w["warp_issues"].size:
+        return None
+    n = float(w["blocks"])
+    pcs = {pc: replace(r, instructions=w["pcs"].get(pc, 0) / n) for pc, r in summary.pcs.items() if pc in w["pcs"]}
+    return replace(summary, pcs=pcs, blocks_run=int(n), barriers=summary.barriers,
+                   warp_max=float(w["warp_issues"].max()), warp_mean=float(w["warp_issues"].mean()))
 
 
 def _extrapolate(a: LaunchSummary, b: LaunchSummary, e: float, anchor: dict) -> LaunchSummary:
@@ -205,8 +221,11 @@ def _bench_cost(kata, bench: dict, entry: dict, runs: list) -> dict:
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
-                ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False) -> Observation:
-    """runs: [(Profile launches, cost)] of one or two model runs (the second at a larger shape)."""
+                ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False,
+                bench_heaviest: float | None = None) -> Observation:
+    """runs: [(Profile launches, cost, extra)] of one or two model runs (the second at a larger
+    shape); extra (observe.model_run) carries the heaviest item's work and the probe's launches;
+    bench_heaviest: the GPU's inputs' heaviest item (heavy.bench_heaviest)."""
     import math
 
     from harness.emulator.ptx import load_ptx
@@ -216,11 +235,11 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     bench = dict(entry["case"])
     cost_bench = _bench_cost(kata, bench, entry, runs)
     key = lib["scale_by"]
-    work = [max(1.0, float(c.get(key, 0) or 0)) for _, c in runs]
+    work = [max(1.0, float(r[1].get(key, 0) or 0)) for r in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
     summaries = [[_launch(L, float(c.get("bytes", 1) or 1) / foot, registers or {}, batches)
-                  for L in launches] for launches, c in runs]
+                  for L in r[0]] for r in runs for c in (r[1],)]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})
@@ -241,7 +260,16 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
         method = "complete"
     else:
         method = "sampled"
+    extra = runs[-1][2] if runs and len(runs[-1]) > 2 else {}
+    probes = [_launch(P, float(runs[-1][1].get("bytes", 1) or 1) / foot, registers or {}, batches)
+              for P in extra.get("probe") or []]
+    if probes and [P.kernel for P in probes] != [L.kernel for L in launches]:
+        probes = [next((P for P in probes if P.kernel == L.kernel), None) for L in launches]
+    if not probes and how == "one":  # a whole-grid run: the watched blocks' own counts (heavy.py)
+        probes = [_watched(L, S) for L, S in zip(runs[-1][0], launches)]
+    seen = extra.get("heavy")
+    ratio = bench_heaviest / seen if bench_heaviest and seen else 1.0
     return Observation(case=bench, model_case=model_case, model_case2=entry.get("model_case2"), method=method,
                        mode=lib["mode"], per_block=bool(lib.get("per_block")), work_ratio=wb / work[-1], runs=how,
                        dry=[tuple(d) for d in dry], dry_error=dry_error, launches=launches, stopped=stopped,
-                       cost_bench=cost_bench, out_of_budget=out_of_budget)
+                       cost_bench=cost_bench, out_of_budget=out_of_budget, probes=probes, heavy_ratio=ratio)

@@ -1,0 +1,89 @@
+"""Heavy-tailed work: the item (a power-law row, a hub vertex, the longest sequence) that sets the
+time of a kernel whose threads each walk one item, however idle the other SMs are.
+
+A kata whose work per item is uneven says so in its reference.py:
+- `work(inputs, **params)`: the work of each item of generated inputs (a row's non-zeros), in the
+  order the items are laid out;
+- `heaviest(rng, **params)`: the heaviest item's work that `generate(rng, **params)` would make,
+  drawn without making the inputs (the bench shape's inputs are too large to make for the model).
+
+The model run locates the heaviest item of its inputs, emulates the block(s) holding it (a probe:
+blocks 0, 1, ... of a sample rarely hold it), and the estimate bounds the launch below by that
+block's heaviest warp's dependent chain, its excess over an average warp grown by the ratio of the
+bench's heaviest item to the model run's (the GPU's inputs, drawn with the bench seed, hold a longer
+row than a smaller model shape does).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def heavy_item(kata, inputs: dict, params: dict) -> tuple[float, float] | None:
+    """(position of the heaviest item as a fraction of the items, its work) of generated inputs,
+    or None when the kata declares no per-item work or the work is even."""
+    fn = getattr(kata.reference, "work", None)
+    if fn is None:
+        return None
+    try:
+        w = np.asarray(fn(inputs, **params), np.float64).reshape(-1)
+    except (KeyError, TypeError, ValueError):  # inputs without the arrays the hook reads
+        return None
+    if w.size == 0 or w.max() <= 0:
+        return None
+    i = int(np.argmax(w))
+    return (i + 0.5) / w.size, float(w[i])
+
+
+def bench_heaviest(kata, params: dict, seed: int) -> float | None:
+    """The heaviest item's work in the inputs the GPU would time at params with this seed."""
+    fn = getattr(kata.reference, "heaviest", None)
+    if fn is None:
+        return None
+    try:
+        value = fn(np.random.default_rng(seed), **params)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return float(value) if value is not None and value > 0 else None
+
+
+def probe_blocks(frac: float, grid: tuple) -> np.ndarray:
+    """Linear ids of the blocks that hold the item at this fraction of the items, under the two
+    mappings learners write: items along the linear block order (a row per thread, warp or block
+    over a 1-D grid, or rows on grid.y), and items along grid.x only (grid = (items, heads))."""
+    g = [int(v) for v in (tuple(grid) + (1, 1, 1))[:3]]
+    total = g[0] * g[1] * g[2]
+    linear = min(total - 1, int(frac * total))
+    along_x = min(g[0] - 1, int(frac * g[0]))
+    return np.unique(np.array([linear, along_x], np.int64))
+
+
+def run_probe(backend, profile, frac: float, run_plan) -> list:
+    """The plan run again on the same buffers with only the blocks holding the heaviest item
+    emulated; its Profile launches (none where the plan launches more than before or fails). The
+    backend's stop flags stay those of the model run: a probe cut by the budget is a shorter
+    chain, still a bound below."""
+    ran = len(profile.launches)
+    saved = backend.sample, backend.stopped, backend.out_of_budget, backend.launch
+    count = [0]
+
+    def launch(name, grid, block, shared, args):
+        count[0] += 1
+        if count[0] > ran:  # a plan steering itself by what the sample computed: stop here
+            raise _ProbeOver
+        saved[3](name, grid, block, shared, args)
+
+    backend.sample = lambda name, grid, block: probe_blocks(frac, grid)
+    backend.launch = launch
+    try:
+        run_plan()
+    except Exception:  # a probe is an extra: a plan that fails on the probe's partial outputs has none
+        pass
+    finally:
+        backend.sample, backend.stopped, backend.out_of_budget, backend.launch = saved
+    probes = profile.launches[ran:]
+    del profile.launches[ran:]
+    return probes
+
+
+class _ProbeOver(Exception):
+    pass
