@@ -7,7 +7,9 @@ Per launch, each resource gives the time it would need alone:
 - shared: shared-memory wavefronts (bank conflicts included) and global L1 wavefronts, one per
   cycle per SM;
 - memory: DRAM bytes from the cache model over the HBM bandwidth; L2 traffic over L2's;
-- atomics: the lanes that hit the most-hit address serialise at the L2's atomic unit;
+- atomics: the lanes that hit the most-hit address serialise at the L2's atomic unit, and so do a
+  warp's lanes on one address, on as many units at once as lines are in use (one line's where a
+  per-row sum is hit by neighbouring warps); every request's sectors pass the units;
 - latency: one warp's chain of round trips (memory latency per batch of loads in flight,
   shared-memory round trips, barriers, dependent issue) times the waves of blocks an SM runs.
 The launch takes the p-norm of these (the largest dominates; overlapping ones add a little) plus
@@ -108,20 +110,23 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
     # the busiest warp's chain: a grid with uneven work (one thread per tensor, a power-law row)
     # lasts as long as its longest warp, however idle the other SMs are
     heavy = L.warp_max / L.warp_mean if L.warp_mean else 1.0
+    if obs.runs == "one" and L.blocks_run >= L.blocks_total:
+        # every item of the model run was emulated (a queue may hand the heaviest to any thread):
+        # the longest warp's excess grows to the bench's heaviest item
+        heavy = 1.0 + (heavy - 1.0) * obs.heavy_ratio
     chain = heavy * t_warp
     probe = obs.probes[i] if i < len(obs.probes) else None
     if probe is not None and probe.warp_mean:
-        # the block(s) holding the heaviest item (heavy.py): their heaviest warp's chain, its excess
-        # over their average warp grown to the bench inputs' heaviest item
-        excess = probe.warp_max / probe.warp_mean - 1.0
-        chain = max(chain, _warp_time(probe, k, L) * (1.0 + excess * obs.heavy_ratio))
+        # the block(s) holding the heavy item (heavy.py): their heaviest warp's chain, its excess
+        # over a typical warp of the launch grown to the bench inputs' heaviest item
+        longest = _warp_time(probe, k, L) * probe.warp_max / probe.warp_mean
+        chain = max(chain, t_warp + max(0.0, longest - t_warp) * obs.heavy_ratio)
     t = {
         "issue": instr / (h200.SUB_PARTITIONS * sms * clk) * imbalance,
         "shared": (shared_wf + global_wf) / (sms * clk) * imbalance,
         "dram": dram / k["dram_bytes_per_s"],
         "l2": l2 / k["l2_bytes_per_s"],
-        "atomic": L.atomic_same_address_max * s / k["same_address_atomics_per_s"]
-                  + L.atomic_lanes * s / k["atomics_per_s"],
+        "atomic": _atomic_s(L, s, blocks, wpb, k, obs.dry_buffers),
         "latency": max(waves * t_warp, chain),
     }
     for p, count in pipes.items():
@@ -131,17 +136,46 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         t["pipe:" + p] = count / (rate * sms * clk) * imbalance
     return LaunchCost(kernel=L.kernel, grid=grid, block=block, blocks=blocks, bps=bps, warps_per_sm=resident * wpb,
                       occupancy=occ, terms=t, per_pc=per_pc, dram_bytes=dram, instructions=instr, waves=waves,
-                      loads_in_flight=_in_flight(L), same_address=L.atomic_same_address_max * s,
+                      loads_in_flight=_in_flight(L), same_address=_same_address(L, s, obs.dry_buffers),
                       shared_wavefronts=shared_wf,
                       shared_requests=sum(r.shared_requests + r.shared_atomic_requests for r in L.pcs.values()) * s)
 
 
-def _load_latency(r, k) -> float:
-    """One load's round trip, from where the cache model found its sectors (DRAM where none)."""
+def _same_address(L, s: float, buffers: list | None = None) -> float:
+    """Atomics on the most-hit address over the bench launch: a share of every block's where all
+    blocks hit it (a counter, a bin, a column); where it belongs to a stretch of the grid (a row's
+    sum), the bench's atomics spread over the bench-shape buffer (dry run), or the model run's count."""
+    if not L.atomic_private:
+        return L.atomic_same_address_max * s
+    if buffers and 0 <= L.atomic_buffer < len(buffers) and buffers[L.atomic_buffer] > 0:
+        return max(1.0, L.atomic_lanes * s / buffers[L.atomic_buffer])
+    return L.atomic_same_address_max
+
+
+def _atomic_s(L, s: float, blocks: int, wpb: int, k, buffers: list | None = None) -> float:
+    """Seconds the L2's atomic units need: the most-hit address's chain of read-modify-writes, or
+    the warps' same-address lanes (applied one after another) spread over the units in use at
+    once, whichever is longer; plus every request's sectors through all of them."""
+    rate = k["same_address_atomics_per_s"]
+    if L.atomic_private:
+        # lines in use at once: the stretch of the buffer the resident threads' rows cover
+        threads = blocks * wpb * 32
+        resident = min(threads, h200.SMS * h200.MAX_WARPS_PER_SM * 32)
+        lines = L.atomic_lanes * s / _same_address(L, s, buffers) * resident / max(1, threads) * 4 / 128
+    else:
+        lines = L.atomic_lines
+    units = min(max(1.0, lines), k.c.get("atomic_units", 32.0))
+    chain = max(_same_address(L, s, buffers), L.atomic_serial * s / units) / rate
+    return chain + L.atomic_sectors * s / k.c.get("atomic_sectors_per_s", k["atomics_per_s"])
+
+
+def _load_latency(r, k, idle: bool = False) -> float:
+    """One load's round trip, from where the cache model found its sectors (DRAM where none);
+    idle: an L2 no other warp queues at (the last warp of a heavy-tailed grid runs alone)."""
     if not r.cache_accesses:
         return k["dram_latency_s"]
-    return (r.l1_hits * k["l1_latency_s"] + r.l2_hits * k["l2_latency_s"]
-            + r.dram_sectors * k["dram_latency_s"]) / r.cache_accesses
+    l2 = min(k["l2_latency_s"], k.c.get("l2_latency_idle_s", k["l2_latency_s"])) if idle else k["l2_latency_s"]
+    return (r.l1_hits * k["l1_latency_s"] + r.l2_hits * l2 + r.dram_sectors * k["dram_latency_s"]) / r.cache_accesses
 
 
 def _stall(r, n: float, warps: float, lat: float, k) -> float:
@@ -155,20 +189,33 @@ def _stall(r, n: float, warps: float, lat: float, k) -> float:
     return trips * max(0.0, (lat if b.space == "global" else k["shared_latency_s"]) - hidden)
 
 
+def _miss_latency(r, k) -> float:
+    """An L1 miss's round trip at an idle L2: L2 or DRAM as the cache model split this load's misses."""
+    misses = r.l2_hits + r.dram_sectors
+    if not misses:
+        return k["dram_latency_s"]
+    l2 = min(k["l2_latency_s"], k.c.get("l2_latency_idle_s", k["l2_latency_s"]))
+    return (r.l2_hits * l2 + r.dram_sectors * k["dram_latency_s"]) / misses
+
+
 def _warp_time(L, k, launch=None) -> float:
-    """The average warp's dependent chain in L's blocks (per-block counts, one block's warps). A
-    probe of one block sees a cold cache where the heaviest item's thread meets one the rest of the
-    grid warmed: each load's round trip is the shorter of the probe's and `launch`'s (the sampled
-    launch it belongs to), its own stream's reuse from the one, the shared data's from the other."""
+    """The average warp's dependent chain in L's blocks (per-block counts, one block's warps), at
+    an idle L2 (the heavy item's warp outlasts the others). A watched load (heavy.py) that reads
+    its lane's previous sector hits L1 at any size; its others miss L1 (a smaller model shape's
+    L1 holds what the bench's would not) and go where `launch`'s (the sampled launch's) misses
+    went. Unwatched loads: the shorter of the two runs' round trips."""
     wpb = max(1, -(-int(L.block[0] * L.block[1] * L.block[2]) // 32))
     stall = instr = 0.0
     for pc, r in L.pcs.items():
         p = pipe(r.op)
         instr += r.instructions * (k["ptx_to_sass_other"] if p == "int" else 0.25 if p == "other" else 1.0)
         seen = launch.pcs.get(pc) if launch is not None else None
-        lat = _load_latency(r, k)
-        if seen is not None and seen.cache_accesses:
-            lat = min(lat, _load_latency(seen, k))
+        seen = seen if seen is not None and seen.cache_accesses else r
+        if r.stream_share is not None:
+            # the lane's own stream from L1; the rest where the launch's L1 misses went
+            lat = r.stream_share * k["l1_latency_s"] + (1.0 - r.stream_share) * _miss_latency(seen, k)
+        else:
+            lat = min(_load_latency(r, k, idle=True), _load_latency(seen, k, idle=True))
         stall += _stall(r, r.instructions, wpb, lat, k)
     return stall + L.barriers * k["barrier_s"] + instr / wpb * k["cycles_per_dependent_instruction"] / h200.CLOCK_HZ
 

@@ -18,9 +18,18 @@ from __future__ import annotations
 import numpy as np
 
 
-def heavy_item(kata, inputs: dict, params: dict) -> tuple[float, float] | None:
-    """(position of the heaviest item as a fraction of the items, its work) of generated inputs,
-    or None when the kata declares no per-item work or the work is even."""
+#: a probe emulates an item of at most this share of the heaviest's work (a long item's chain grows
+#: with its work, so a shorter one gives its cost per unit at a fraction of the emulation)
+PROBE_SHARE = 1 / 16
+#: work is heavy-tailed when the heaviest item holds more than this many times the average
+HEAVY_OVER_MEAN = 4.0
+
+
+def heavy_item(kata, inputs: dict, params: dict) -> dict | None:
+    """Where the heaviest item of generated inputs lies (a fraction of the items) and its work
+    ("frac", "work"), and the item a probe emulates ("probe_frac", "probe_work": the heaviest of
+    at most PROBE_SHARE of that work, still far above the average); None when the kata declares
+    no per-item work or the work is even."""
     fn = getattr(kata.reference, "work", None)
     if fn is None:
         return None
@@ -28,10 +37,13 @@ def heavy_item(kata, inputs: dict, params: dict) -> tuple[float, float] | None:
         w = np.asarray(fn(inputs, **params), np.float64).reshape(-1)
     except (KeyError, TypeError, ValueError):  # inputs without the arrays the hook reads
         return None
-    if w.size == 0 or w.max() <= 0:
+    if w.size == 0 or w.max() <= HEAVY_OVER_MEAN * max(w.mean(), 1e-30):
         return None
     i = int(np.argmax(w))
-    return (i + 0.5) / w.size, float(w[i])
+    cap = max(w[i] * PROBE_SHARE, 2.0 * w.mean())
+    j = int(np.argmax(np.where(w <= cap, w, -1.0)))
+    return {"frac": (i + 0.5) / w.size, "work": float(w[i]), "probe_frac": (j + 0.5) / w.size,
+            "probe_work": float(w[j])}
 
 
 def bench_heaviest(kata, params: dict, seed: int) -> float | None:
@@ -53,17 +65,25 @@ def probe_blocks(frac: float, grid: tuple) -> np.ndarray:
     g = [int(v) for v in (tuple(grid) + (1, 1, 1))[:3]]
     total = g[0] * g[1] * g[2]
     linear = min(total - 1, int(frac * total))
-    along_x = min(g[0] - 1, int(frac * g[0]))
-    return np.unique(np.array([linear, along_x], np.int64))
+    if total == g[0]:
+        return np.array([linear], np.int64)
+    return np.unique(np.array([linear, min(g[0] - 1, int(frac * g[0]))], np.int64))
+
+
+#: emulated work a probe may spend beyond the model run's own (at most that much again)
+PROBE_LEAST_WORK = 20_000_000
 
 
 def run_probe(backend, profile, frac: float, run_plan) -> list:
     """The plan run again on the same buffers with only the blocks holding the heaviest item
-    emulated; its Profile launches (none where the plan launches more than before or fails). The
-    backend's stop flags stay those of the model run: a probe cut by the budget is a shorter
+    emulated; its Profile launches (none where the plan launches more than before or fails). It
+    may spend as much emulated work as the model run did (PROBE_LEAST_WORK at least); the
+    backend's stop flags stay those of the model run: a probe cut by its budget is a shorter
     chain, still a bound below."""
     ran = len(profile.launches)
-    saved = backend.sample, backend.stopped, backend.out_of_budget, backend.launch
+    saved = backend.sample, backend.stopped, backend.out_of_budget, backend.launch, backend.run_budget
+    if backend.run_budget is not None:
+        backend.run_budget = min(backend.run_budget, backend.work + max(backend.work, PROBE_LEAST_WORK))
     count = [0]
 
     def launch(name, grid, block, shared, args):
@@ -79,7 +99,7 @@ def run_probe(backend, profile, frac: float, run_plan) -> list:
     except Exception:  # a probe is an extra: a plan that fails on the probe's partial outputs has none
         pass
     finally:
-        backend.sample, backend.stopped, backend.out_of_budget, backend.launch = saved
+        backend.sample, backend.stopped, backend.out_of_budget, backend.launch, backend.run_budget = saved
     probes = profile.launches[ran:]
     del profile.launches[ran:]
     return probes

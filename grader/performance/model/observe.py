@@ -52,9 +52,11 @@ class DryBackend(CpuBackend):
         super().__init__()
         self._top = _FAKE_BASE
         self.dry_launches: list[tuple] = []
+        self.allocations: list[int] = []  # elements of each buffer, in the order the plan made them
 
     def alloc(self, count, dtype):
         dtype = np.dtype(dtype)
+        self.allocations.append(int(count))
         handle, self._top = self._top, self._top + (count * dtype.itemsize + 511) // 256 * 256
         return Buffer(handle, dtype, count)
 
@@ -88,23 +90,32 @@ def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extr
     env = _env(kata, params, scalars)
     buffers = {a.name: backend.alloc(_count(a, env), a.dtype) for a in kata.arrays}
     _run_plan(backend, launch_fn, launch_file, kata, buffers, scalars)
-    return backend.dry_launches
+    return backend.dry_launches, backend.allocations
 
 
 def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int,
               sample_threads: int = SAMPLE_THREADS, steps: int = RUN_STEPS) -> tuple:
     """(Profile launches, cost at params, stopped, out of budget, emulated work, extra) of the model
-    run; extra: the heaviest item's work ("heavy") and the probe's Profile launches ("probe",
-    heavy.py) where the kata declares per-item work."""
+    run; extra: the work of the item whose blocks were watched or probed ("heavy") and the
+    probe's Profile launches ("probe", heavy.py) where the kata declares per-item work."""
     from harness.emulator.profile import Profile
 
     rng = np.random.default_rng(seed)
     inputs = dict(kata.reference.generate(rng, **params))
     item = heavy.heavy_item(kata, inputs, {**params, **_scalars(kata, params, {}, inputs)})
     # the blocks holding the heaviest item keep their own counts (a full run's longest warp)
-    profile = Profile(watch=(lambda grid: heavy.probe_blocks(item[0], grid)) if item else None)
+    profile = Profile(watch=(lambda grid: heavy.probe_blocks(item["frac"], grid)) if item else None)
     backend = CpuBackend(observers=[profile], wall_clock_s=SAFETY_WALL_S)
     backend.run_budget = int(steps)
+    allocations = []  # (address, bytes, elements) of every buffer: which one an atomic's address is in
+    alloc = backend._alloc
+
+    def logged(count, dtype):
+        buf = alloc(count, dtype)
+        allocations.append((backend._address(buf), buf.nbytes, buf.size))
+        return buf
+
+    backend._alloc = logged
     backend.load(ptx, None, filename)
     if mode in ("sample", "data"):
         backend.sample = lambda name, grid, block: np.arange(
@@ -132,9 +143,15 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
         L["syncs"] = 0
     if profile.launches:
         profile.launches[-1]["syncs"] = reads[0]
-    extra = {"heavy": item[1] if item else None, "probe": None}
+    for L in profile.launches:
+        found = [i for i, (at, size, n) in enumerate(allocations) if at <= L.get("atomic_hot_address", -1) < at + max(1, size)]
+        L["atomic_buffer"] = found[0] if found else -1
+        L["atomic_buffer_elems"] = allocations[found[0]][2] if found else 0
+    extra = {"heavy": item["work"] if item else None, "probe": None}
     if item is not None and mode in ("sample", "data") and not backend.out_of_budget:
-        extra["probe"] = heavy.run_probe(backend, profile, item[0], lambda: _run_plan(
+        extra["heavy"] = item["probe_work"]  # the probe's item: the bench's heaviest is that many times it
+        profile.watch(lambda grid: heavy.probe_blocks(item["probe_frac"], grid))
+        extra["probe"] = heavy.run_probe(backend, profile, item["probe_frac"], lambda: _run_plan(
             backend, launch_fn, launch_file, kata, buffers, scalars))
     return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.work, extra
 
@@ -176,9 +193,9 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
         seed_b = bench_seeds[index] if bench_seeds else int(seed) + BENCH_SEED_OFFSET + index
         heaviest = heavy.bench_heaviest(kata, {**bench, **extra}, seed_b)
         try:
-            dry = dry_launches(kata, ptx, filename, launch_fn, launch_file, bench, extra)
+            dry, dry_buffers = dry_launches(kata, ptx, filename, launch_fn, launch_file, bench, extra)
         except Exception as exc:  # a plan that reads results back to steer itself: no dry run
-            dry, dry_error = [], f"{type(exc).__name__}: {exc}"
+            dry, dry_buffers, dry_error = [], [], f"{type(exc).__name__}: {exc}"
         else:
             dry_error = ""
         if lib.get("default") and mode == "full":
@@ -207,7 +224,7 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
         entry = {**entry, "model_case": params_list[0],
                  "model_case2": params_list[1] if len(params_list) > 1 else None}
         out.append(summarise.observation(kata, entry, {**lib, "mode": mode}, dry, dry_error, runs, stopped, ptx,
-                                         filename, registers, over, heaviest))
+                                         filename, registers, over, heaviest, dry_buffers))
     return out
 
 

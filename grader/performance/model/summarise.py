@@ -46,6 +46,8 @@ class PcCounts:
     l1_hits: float = 0.0
     l2_hits: float = 0.0
     dram_sectors: float = 0.0
+    #: of the watched blocks' loads (heavy.py), those of the sector the lane's previous load here read
+    stream_share: float | None = None
     batch: LoadBatch | None = None
 
     def scaled(self, g: float) -> PcCounts:
@@ -76,6 +78,13 @@ class LaunchSummary:
     syncs: int = 0  # values the plan read back after this launch (device-to-host syncs)
     warp_max: float = 0.0  # the busiest warp's instructions
     warp_mean: float = 0.0  # the average warp's, of the warps that ran
+    atomic_sectors: float = 0.0  # (warp request, sector) pairs of global atomics per block
+    atomic_serial: float = 0.0  # per warp request its most lanes on one address, summed, per block
+    atomic_lines: float = 1.0  # distinct 128-byte lines the run's global atomics hit
+    #: the most-hit address belongs to a stretch of the grid (a row's sum): atomic_same_address_max
+    #: is then that address's whole count, not a per-block share of one every block hits
+    atomic_private: bool = False
+    atomic_buffer: int = -1  # which buffer (in the plan's order of making them) holds that address
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,7 @@ class Observation:
     probes: list = field(default_factory=list)
     #: the bench inputs' heaviest item over the model run's (1.0 where the kata declares none)
     heavy_ratio: float = 1.0
+    dry_buffers: list = field(default_factory=list)  # elements of each bench-shape buffer, in order made
 
 
 def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
@@ -137,15 +147,29 @@ def _launch(L: dict, footprint: float, registers: dict, batches: dict) -> Launch
             shared_atomic_steps=L["shared_atomic_cost"].get(pc, 0) * per, l1_lines=L.get("lines", {}).get(pc, 0) * per,
             cache_accesses=c.get("accesses", 0) * per, l1_hits=c.get("l1_hits", 0) * per,
             l2_hits=c.get("l2_hits", 0) * per, dram_sectors=c.get("dram_sectors", 0) * per,
-            batch=LoadBatch(*batches[pc]) if pc in batches else None)
+            batch=LoadBatch(*batches[pc]) if pc in batches else None,
+            stream_share=_stream_share(L, pc))
     warps = L.get("warp_issues")
+    same = L["atomic_same_address_max"] * per
+    elems = int(L.get("atomic_buffer_elems", 0) or 0)
+    private = bool(L.get("atomic_monotone")) and elems > 1 and L["atomic_lanes"] > 0
+    if private:  # the grid's atomics spread evenly along the buffer, the sample's hottest at least
+        same = max(float(L["atomic_same_address_max"]), L["atomic_lanes"] * per * grid / elems)
     return LaunchSummary(
         kernel=L["kernel"], grid=tuple(L["grid"]), block=tuple(L["block"]), shared=int(L["shared"]),
         blocks_run=ran, blocks_total=grid, pcs=pcs, cache_truncated=bool(L["truncated"]),
-        atomic_lanes=L["atomic_lanes"] * per, atomic_same_address_max=L["atomic_same_address_max"] * per,
+        atomic_lanes=L["atomic_lanes"] * per, atomic_same_address_max=same,
+        atomic_sectors=L.get("atomic_sectors", 0) * per, atomic_serial=L.get("atomic_serial", 0) * per,
+        atomic_lines=float(max(1, L.get("atomic_lines", 1))), atomic_private=private,
+        atomic_buffer=int(L.get("atomic_buffer", -1)),
         barriers=L["barriers"] * per, syncs=int(L.get("syncs", 0)),
         warp_max=float(warps.max()) if warps is not None and warps.size else 0.0,
         warp_mean=float(warps.mean()) if warps is not None and warps.size else 0.0)
+
+
+def _stream_share(L: dict, pc: int) -> float | None:
+    hits, loads = ((L.get("watch") or {}).get("stream") or {}).get(pc, (0, 0))
+    return hits / loads if loads else None
 
 
 def _watched(L: dict, summary: LaunchSummary) -> LaunchSummary | None:
@@ -181,6 +205,7 @@ def _extrapolate(a: LaunchSummary, b: LaunchSummary, e: float, anchor: dict) -> 
               / sum(b.pcs[pc].global_atomic_requests for pc in atoms)) if atoms else 1.0
     return replace(b, pcs={pc: r.scaled(grow[pc]) for pc, r in b.pcs.items()},
                    atomic_lanes=b.atomic_lanes * g_atom, atomic_same_address_max=b.atomic_same_address_max * g_atom,
+                   atomic_sectors=b.atomic_sectors * g_atom, atomic_serial=b.atomic_serial * g_atom,
                    barriers=f(a.barriers, b.barriers), warp_max=f(a.warp_max, b.warp_max),
                    warp_mean=f(a.warp_mean, b.warp_mean))
 
@@ -222,7 +247,7 @@ def _bench_cost(kata, bench: dict, entry: dict, runs: list) -> dict:
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
                 ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False,
-                bench_heaviest: float | None = None) -> Observation:
+                bench_heaviest: float | None = None, dry_buffers: list | None = None) -> Observation:
     """runs: [(Profile launches, cost, extra)] of one or two model runs (the second at a larger
     shape); extra (observe.model_run) carries the heaviest item's work and the probe's launches;
     bench_heaviest: the GPU's inputs' heaviest item (heavy.bench_heaviest)."""
@@ -272,4 +297,5 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     return Observation(case=bench, model_case=model_case, model_case2=entry.get("model_case2"), method=method,
                        mode=lib["mode"], per_block=bool(lib.get("per_block")), work_ratio=wb / work[-1], runs=how,
                        dry=[tuple(d) for d in dry], dry_error=dry_error, launches=launches, stopped=stopped,
-                       cost_bench=cost_bench, out_of_budget=out_of_budget, probes=probes, heavy_ratio=ratio)
+                       cost_bench=cost_bench, out_of_budget=out_of_budget, probes=probes, heavy_ratio=ratio,
+                       dry_buffers=list(dry_buffers or []))
