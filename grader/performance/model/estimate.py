@@ -126,7 +126,7 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         "shared": (shared_wf + global_wf) / (sms * clk) * imbalance,
         "dram": dram / k["dram_bytes_per_s"],
         "l2": l2 / k["l2_bytes_per_s"],
-        "atomic": _atomic_s(L, s, blocks, wpb, k, obs.dry_buffers),
+        "atomic": _atomic_chain(L, s, blocks, wpb, k, obs.dry_buffers)[0],
         "latency": max(waves * t_warp, chain),
     }
     for p, count in pipes.items():
@@ -137,6 +137,7 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
     return LaunchCost(kernel=L.kernel, grid=grid, block=block, blocks=blocks, bps=bps, warps_per_sm=resident * wpb,
                       occupancy=occ, terms=t, per_pc=per_pc, dram_bytes=dram, instructions=instr, waves=waves,
                       loads_in_flight=_in_flight(L), same_address=_same_address(L, s, obs.dry_buffers),
+                      atomic_chain=_atomic_chain(L, s, blocks, wpb, k, obs.dry_buffers)[1],
                       shared_wavefronts=shared_wf,
                       shared_requests=sum(r.shared_requests + r.shared_atomic_requests for r in L.pcs.values()) * s)
 
@@ -152,10 +153,11 @@ def _same_address(L, s: float, buffers: list | None = None) -> float:
     return L.atomic_same_address_max
 
 
-def _atomic_s(L, s: float, blocks: int, wpb: int, k, buffers: list | None = None) -> float:
-    """Seconds the L2's atomic units need: the most-hit address's chain of read-modify-writes, or
-    the warps' same-address lanes (applied one after another) spread over the units in use at
-    once, whichever is longer; plus every request's sectors through all of them."""
+def _atomic_chain(L, s: float, blocks: int, wpb: int, k, buffers: list | None = None) -> tuple[float, float]:
+    """(seconds the L2's atomic units need, the longest chain of read-modify-writes on one unit):
+    the most-hit address's chain, or the warps' same-address lanes (applied one after another)
+    spread over the units in use at once, whichever is longer; plus every request's sectors
+    through all of them."""
     rate = k["same_address_atomics_per_s"]
     if L.atomic_private:
         # lines in use at once: the stretch of the buffer the resident threads' rows cover
@@ -165,8 +167,8 @@ def _atomic_s(L, s: float, blocks: int, wpb: int, k, buffers: list | None = None
     else:
         lines = L.atomic_lines
     units = min(max(1.0, lines), k.c.get("atomic_units", 32.0))
-    chain = max(_same_address(L, s, buffers), L.atomic_serial * s / units) / rate
-    return chain + L.atomic_sectors * s / k.c.get("atomic_sectors_per_s", k["atomics_per_s"])
+    longest = max(_same_address(L, s, buffers), L.atomic_serial * s / units)
+    return longest / rate + L.atomic_sectors * s / k.c.get("atomic_sectors_per_s", k["atomics_per_s"]), longest
 
 
 def _load_latency(r, k, idle: bool = False) -> float:

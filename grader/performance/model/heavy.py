@@ -70,20 +70,22 @@ def probe_blocks(frac: float, grid: tuple) -> np.ndarray:
     return np.unique(np.array([linear, min(g[0] - 1, int(frac * g[0]))], np.int64))
 
 
-#: emulated work a probe may spend beyond the model run's own (at most that much again)
+#: emulated work a probe may spend: a quarter of the model run's own, this much at least
 PROBE_LEAST_WORK = 20_000_000
+PROBE_SHARE_OF_RUN = 0.25
 
 
 def run_probe(backend, profile, frac: float, run_plan) -> list:
     """The plan run again on the same buffers with only the blocks holding the heaviest item
     emulated; its Profile launches (none where the plan launches more than before or fails). It
-    may spend as much emulated work as the model run did (PROBE_LEAST_WORK at least); the
+    may spend a quarter of the model run's emulated work (PROBE_LEAST_WORK at least); the
     backend's stop flags stay those of the model run: a probe cut by its budget is a shorter
     chain, still a bound below."""
     ran = len(profile.launches)
     saved = backend.sample, backend.stopped, backend.out_of_budget, backend.launch, backend.run_budget
     if backend.run_budget is not None:
-        backend.run_budget = min(backend.run_budget, backend.work + max(backend.work, PROBE_LEAST_WORK))
+        backend.run_budget = min(backend.run_budget,
+                                 backend.work + max(int(backend.work * PROBE_SHARE_OF_RUN), PROBE_LEAST_WORK))
     count = [0]
 
     def launch(name, grid, block, shared, args):
