@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.backends.base import Buffer
 from harness.backends.cpu import CpuBackend
-from grader.performance.model import heavy
+from grader.performance.model import heavy, pilot
 from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvable, _halvings_between,
                                              _model_cases, _scalars, halve_model)
 from harness.backends.plan import Plan
@@ -236,6 +236,17 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
     a lower bound."""
     used = 0
     names = _halvable(kata, lib, params_list[-1], model=True)
+    sample = lib.get("sample_threads", SAMPLE_THREADS)
+    paired = len(params_list) == 2 and halve_model(params_list[1], names) == params_list[0]
+    if len(params_list) == 1 or paired:  # small pilots say whether the shapes will fit (pilot.py)
+        try:
+            pair, threads, used = pilot.plan(
+                lambda shape, steps, threads: run(kata, ptx, filename, launch_fn, launch_file, dict(shape), mode,
+                                                  seed, threads, steps)[3:5],
+                params_list[-1], names, budget, sample, one_block=mode in ("sample", "data"), paired=paired)
+        except ValueError:  # a shape the kata cannot make (scalars from the inputs only): as before
+            pair, threads = None, sample
+        params_list, sample = pair or params_list, threads
     for attempt in range(MAX_HALVINGS + 1):
         runs, stopped, over = [], False, False
         for params in params_list:
@@ -248,7 +259,7 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
             try:
                 launches, cost, cut, out, issued, extra = run(kata, ptx, filename, launch_fn, launch_file,
                                                               dict(params), mode, seed,
-                                                              lib.get("sample_threads", SAMPLE_THREADS), steps)
+                                                              sample, steps)
             except ValueError:
                 if not lib.get("default") or mode == "full":
                     raise
@@ -259,7 +270,7 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
             if out:
                 break
             after = params_list[len(runs)] if len(runs) < len(params_list) else None
-            if after is not None and not run.known(after, mode, seed, lib.get("sample_threads", SAMPLE_THREADS)) \
+            if after is not None and not run.known(after, mode, seed, sample) \
                     and 2 * issued > int(1.5 * budget) - used:
                 # the larger shape would not fit (a thread's loop at least doubles with it): the
                 # pair below instead, this shape reused as its larger one
