@@ -242,7 +242,7 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
         try:
             pair, threads, used = pilot.plan(
                 lambda shape, steps, threads: run(kata, ptx, filename, launch_fn, launch_file, dict(shape), mode,
-                                                  seed, threads, steps)[3:5],
+                                                  seed, threads, min(steps, RUN_STEPS))[3:5],
                 params_list[-1], names, budget, sample, one_block=mode in ("sample", "data"), paired=paired)
         except ValueError:  # a shape the kata cannot make (scalars from the inputs only): as before
             pair, threads = None, sample
