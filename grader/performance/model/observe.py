@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.backends.base import Buffer
 from harness.backends.cpu import CpuBackend
-from grader.performance.model import heavy, pilot
+from grader.performance.model import heavy
 from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvable, _halvings_between,
                                              _model_cases, _scalars, halve_model)
 from harness.backends.plan import Plan
@@ -237,16 +237,6 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
     used = 0
     names = _halvable(kata, lib, params_list[-1], model=True)
     sample = lib.get("sample_threads", SAMPLE_THREADS)
-    paired = len(params_list) == 2 and halve_model(params_list[1], names) == params_list[0]
-    if len(params_list) == 1 or paired:  # small pilots say whether the shapes will fit (pilot.py)
-        try:
-            pair, threads, used = pilot.plan(
-                lambda shape, steps, threads: run(kata, ptx, filename, launch_fn, launch_file, dict(shape), mode,
-                                                  seed, threads, min(steps, RUN_STEPS))[3:5],
-                params_list[-1], names, budget, sample, one_block=mode in ("sample", "data"), paired=paired)
-        except ValueError:  # a shape the kata cannot make (scalars from the inputs only): as before
-            pair, threads = None, sample
-        params_list, sample = pair or params_list, threads
     for attempt in range(MAX_HALVINGS + 1):
         runs, stopped, over = [], False, False
         for params in params_list:

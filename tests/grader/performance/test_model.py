@@ -127,12 +127,10 @@ def _one_warp(tmp_path):
 
 
 def test_a_model_run_that_cannot_finish_in_its_budget_gets_at_least_a_time_and_no_score_or_tier(tmp_path, monkeypatch):
-    from grader.performance.model import observe, pilot
+    from grader.performance.model import observe
 
     monkeypatch.setattr(observe, "OBSERVE_STEPS", 4_000_000)  # ~2000 issues of work
     monkeypatch.setattr(observe, "RUN_STEPS", 2_000_000)
-    # no pilots (they would find the small shape that fits): the halving loop runs out of budget
-    monkeypatch.setattr(pilot, "PILOT_HALVINGS", pilot.MAX_CHAIN + 1)
     e = _estimate("reduce", _one_warp(tmp_path))
     (case,) = e.cases
     assert case.method == "incomplete" and case.score is None and e.value is None and e.tier == ""
