@@ -233,7 +233,10 @@ def main() -> None:
         rows = list(s.scalars(select(Submission)))
         regrades = s.scalar(select(func.count()).select_from(AuditEvent).where(AuditEvent.kind == "requeued"))
     times = [c.upload_to_report_s for c in clients if c.upload_to_report_s is not None]
-    secrets = [str(made.secret_seed)] + [str(v) for case in kata.hidden for v in case.values()
+    from grader.grading import secret_cases
+
+    drawn = secret_cases.draw(kata, made.secret_seed)  # the hidden cases the server drew: secret too
+    secrets = [str(made.secret_seed)] + [str(v) for case in (*kata.hidden, *drawn) for v in case.values()
                                          if isinstance(v, int) and v > 100_000]
     received = b"".join(b for c in clients for b in c.received)
     leaked = sorted({s for s in secrets if s.encode() in received})

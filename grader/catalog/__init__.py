@@ -4,8 +4,9 @@
 diffs of their solution). `kata dev check`, which tests the content like code, is grader/devcheck/ (it
 uses the grading pipeline).
 """
-from grader.catalog.loader import (FORMAT, KATA_FILES, LEVELS, Arg, Bench, Kata, Param, Tolerance,
-                                   all_katas, evaluate, ids, katas_root, load)
+from grader.catalog.loader import (FORMAT, KATA_FILES, LEVELS, Arg, Bench, Kata, Param, Tolerance, add_root,
+                                   all_katas, evaluate, ids, katas_root, load, load_folder)
+from grader.catalog.roots import builtin_ids
 
-__all__ = ["FORMAT", "KATA_FILES", "LEVELS", "Arg", "Bench", "Kata", "Param", "Tolerance",
-           "all_katas", "evaluate", "ids", "katas_root", "load"]
+__all__ = ["FORMAT", "KATA_FILES", "LEVELS", "Arg", "Bench", "Kata", "Param", "Tolerance", "add_root",
+           "all_katas", "builtin_ids", "evaluate", "ids", "katas_root", "load", "load_folder"]

@@ -11,7 +11,7 @@ import difflib
 import importlib.util
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -19,8 +19,8 @@ from types import ModuleType
 import numpy as np
 import tomllib
 
-import katas as _katas_pkg
 import solutions as _solutions_pkg
+from grader.catalog.roots import add as _add_root, folders as _folders, katas_root
 from grader.catalog.model_settings import ModelSettings, model_settings
 from grader.errors import CatalogError, UnknownKata
 
@@ -31,6 +31,7 @@ LEVELS = ("warm-up", "core", "advanced")
 TOLERANCES = ("exact", "bound", "custom")
 METRICS = ("roofline", "gteps", "library")
 _ID = re.compile(r"^[a-z][a-z0-9-]*$")
+PRIVATE_SOLUTION = "solution"  # a private kata's solution folder, inside its kata folder
 
 
 @dataclass(frozen=True)
@@ -87,12 +88,15 @@ class Kata:
     folder: Path  # katas/<id>
     reference: ModuleType  # generate / reference / cost (+ error_scale, check, baseline)
     model: ModelSettings = ModelSettings()  # the [model] table (how the CPU performance model observes it)
+    private: bool = False  # from a folder of katas beside the package's (roots.py): solution in folder/solution
 
     def file(self, name: str) -> Path:
         return self.folder / name
 
     @property
     def solution_dir(self) -> Path:
+        if self.private:
+            return self.folder / PRIVATE_SOLUTION
         return Path(_solutions_pkg.__file__).parent / self.id
 
     @property
@@ -100,23 +104,32 @@ class Kata:
         return tuple(a for a in self.args if a.is_array)
 
 
-def katas_root() -> Path:
-    return Path(_katas_pkg.__file__).parent
-
-
 def ids() -> list[str]:
-    return sorted(p.name for p in katas_root().iterdir() if (p / "kata.toml").is_file())
+    return sorted(_folders())
+
+
+def add_root(folder) -> None:
+    """Katas in `folder`/<id>/ become loadable by id, in this process and the ones it starts."""
+    if _add_root(folder):
+        load.cache_clear()
 
 
 @lru_cache(maxsize=None)
 def load(kata_id: str) -> Kata:
     """The kata of that id, validated; UnknownKata (with a did-you-mean) when there is none."""
-    known = ids()
-    if kata_id not in known:
-        close = difflib.get_close_matches(kata_id, known, n=1)
+    folders = _folders()
+    if kata_id not in folders:
+        close = difflib.get_close_matches(kata_id, list(folders), n=1)
         hint = f"did you mean `kata start {close[0]}`?" if close else "run `kata list` to see them"
         raise UnknownKata(f"no kata named {kata_id!r}", hint=hint)
-    return _load_folder(katas_root() / kata_id)
+    return load_folder(folders[kata_id])
+
+
+def load_folder(folder: Path) -> Kata:
+    """A kata folder anywhere, validated; outside the package, its solution is in folder/solution."""
+    kata = _load_folder(Path(folder))
+    private = kata.folder.resolve().parent != katas_root().resolve()
+    return replace(kata, private=True) if private else kata
 
 
 def all_katas() -> list[Kata]:

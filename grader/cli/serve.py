@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from grader.cli._errors import console as _console, handled
+from grader.cli.serve_katas import kata_group, open_db
 from grader.errors import UsageError
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -82,9 +83,7 @@ def admin(ctx, data, db_url) -> None:
 
 
 def _db(ctx):
-    from grader.server.database import open_database
-
-    return open_database(ctx.obj["db"], ctx.obj["data"])
+    return open_db(ctx)
 
 
 def _due(text: str | None) -> float | None:
@@ -271,5 +270,7 @@ def audit(ctx, candidate, last) -> None:
         click.echo(f"{when} {e.kind:<18} {e.candidate_id or '-':<9} {e.submission_id or '':>5} "
                    f"{e.remote or ''} {e.detail}")
 
+
+admin.add_command(kata_group)
 
 commands = [serve]

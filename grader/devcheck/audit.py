@@ -57,15 +57,27 @@ def check(kata_ids: list[str] | None = None, backend: str = "cpu", on_result=Non
     return results
 
 
-def _static(kata) -> list[Check]:
+def file_checks(kata, min_wrong: int = 4) -> list[Check]:
+    """The checks on a kata's files alone, no grading (`kata serve admin kata add` runs them on a
+    private kata, whose wrong kernels are optional: min_wrong=0)."""
+    return _static(kata, min_wrong)
+
+
+def graded_checks(kata, backend: str = "cpu") -> list[Check]:
+    """The stub fails, the solution passes (public, drawn, hidden), each wrong kernel fails as it says."""
+    return _graded(kata, backend)
+
+
+def _static(kata, min_wrong: int = 4) -> list[Check]:
     out = []
     stub = kata.file("stub.cu").read_text()
     out.append(Check(kata.id, "stub.cu", "has TODO", "has TODO" if "TODO" in stub else "no TODO", "TODO" in stub))
     # a language's stub and plan sit in a folder named after it (harness/frontends/languages.py)
     dialect = [f for lang in audit_languages.offered(kata) for f in audit_languages.stub_files(lang)]
     folders = sorted({Path(f).parent.as_posix() for f in dialect} - {"."})
+    own = (kata.solution_dir.name,) if kata.private else ()  # a private kata keeps its solution inside
     stray = sorted(p.name for p in kata.folder.iterdir()
-                   if p.name not in (*catalog.KATA_FILES, *dialect, *folders, "__pycache__"))
+                   if p.name not in (*catalog.KATA_FILES, *dialect, *folders, *own, "__pycache__"))
     stray += sorted(f"{d}/{p.name}" for d in folders if (kata.folder / d).is_dir()
                     for p in (kata.folder / d).iterdir() if f"{d}/{p.name}" not in dialect and p.name != "__pycache__")
     sol = kata.solution_dir
@@ -84,7 +96,8 @@ def _static(kata) -> list[Check]:
     out.append(Check(kata.id, "solution files", "kernel.cu + launch.py", "present" if has_solution else "missing",
                      has_solution))
     found = wrong.mistakes(kata.id, sol)
-    out.append(Check(kata.id, "wrong kernels", ">= 4", str(len(found)), len(found) >= 4))
+    if min_wrong:
+        out.append(Check(kata.id, "wrong kernels", f">= {min_wrong}", str(len(found)), len(found) >= min_wrong))
     for m in found:
         if not m.is_patch and wrong.full_file_reason(m) is None:
             out.append(Check(kata.id, f"wrong/{m.path.name}", "a patch, or a last line saying why not",

@@ -21,15 +21,20 @@ def sources_hash(sub, raw: bytes, launch_text: str | None) -> str:
     return digest.hexdigest()[:16]
 
 
-def sandbox_notes() -> tuple[str, ...]:
-    """A warning when this machine cannot sandbox launch.py fully (docs/sandbox.md)."""
-    from harness.sandbox import os_sandbox
+def sandbox_notes(python_kernel: bool = False) -> tuple[str, ...]:
+    """A warning when this machine cannot sandbox launch.py fully (docs/sandbox.md), and for a
+    Triton or numba kernel.py what of its process's jail (scratch quota, process cap) it lacks."""
+    from harness.sandbox import jail, os_sandbox
 
+    notes = []
     missing = os_sandbox.probe()["missing"]
-    if not missing:
-        return ()
-    return ("launch.py ran without the full OS sandbox (" + "; ".join(missing) + "): practice grades "
-            "still count, `kata interview submit` refuses on this machine",)
+    if missing:
+        notes.append("launch.py ran without the full OS sandbox (" + "; ".join(missing) + "): practice "
+                     "grades still count, `kata interview submit` refuses on this machine")
+    unjailed = jail.probe() if python_kernel else []
+    if unjailed:
+        notes.append("kernel.py's process ran with weaker limits here: " + "; ".join(unjailed))
+    return tuple(notes)
 
 
 def diagnostic(case: dict | None) -> str:

@@ -53,6 +53,11 @@ def read_marker(folder: Path) -> str | None:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         raise UsageError(f"{path}: not a kata marker (expected a line like kata = \"reduce\")",
                          hint="delete it and pass --kata ID") from None
+    katas = data.get("katas")
+    if isinstance(katas, str):
+        # a kata the package does not ship (a server interview's private kata): the folder of katas
+        # its public files are in, relative to the workspace
+        catalog.add_root((Path(folder) / katas).resolve())
     kata = data.get("kata")
     return kata if isinstance(kata, str) else None
 

@@ -34,7 +34,15 @@ class CaseRuns:
 
 
 def correctness_stage(
-    draft: ReportDraft, grade, *, sub: Submission, kata_id: str | None, examples: int, case: dict | None, hidden: bool
+    draft: ReportDraft,
+    grade,
+    *,
+    sub: Submission,
+    kata_id: str | None,
+    examples: int,
+    case: dict | None,
+    hidden: bool,
+    hidden_cases: tuple[dict, ...] | None = None,
 ) -> CaseRuns:
     """Adds the correctness stage to `draft` (and ends it on a failure). `grade`: the Grade in progress
     (its workers, deadline and per-case timeout)."""
@@ -71,7 +79,7 @@ def correctness_stage(
             printf[c.label()] = result.extra["printf"]
         return outcome
 
-    search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case)
+    search = _cases.search(kata, attempt, seed=seed, examples=examples, hidden=hidden, only=case, hidden_cases=hidden_cases)
     draft.note(
         *_printed.plan_note(printed, search.failure),
         *_printed.printf_note(printf, search.failure),

@@ -86,12 +86,15 @@ def grade(
     require_sandbox: bool = False,
     deadline_s: float | None = None,
     with_estimate: bool = True,
+    hidden_cases: tuple[dict, ...] | None = None,
 ) -> GradeReport:
     """Grade the submission in `folder` (kernel.cu + launch.py; or a Submission already located).
     kata_id None: read the folder's .kata marker. hidden: also the kata's hidden cases. case: run
     only this case (--case). require_sandbox: launch.py runs only under the full OS sandbox
     (interview submits). with_estimate=False: no H200 model estimate on a CPU pass (`kata dev
-    check` audits verdicts only)."""
+    check` audits verdicts only). hidden_cases: the hidden cases to run instead of kata.toml's (a
+    server's secret ones); implies hidden."""
+    hidden = hidden or hidden_cases is not None
     sub = located(folder, kata_id, launch_file)
     seed = _cases.DEFAULT_SEED if seed is None else int(seed)
     # `--case schedule=N` reruns a case under the emulator's schedule N (the order check's report)
@@ -109,7 +112,7 @@ def grade(
         backend_reason=choice.why,
         seed=seed,
         diagnostic=case is not None,
-        notes=[*sub.notes, *_notes.sandbox_notes()],
+        notes=[*sub.notes, *_notes.sandbox_notes(python_kernel=sub.kernel.suffix == ".py")],
     )
     compiled, program = compile_stage(draft, sub, choice.name, choice.on_gpu, require_sandbox)
     if not draft.ended:
@@ -119,14 +122,23 @@ def grade(
             limit = GRADE_DEADLINE_S if deadline_s is None else deadline_s
             run = Grade(choice, sub, compiled, worker, emulator, timeout_s, limit, time.monotonic() + limit, schedule)
             _after_compile(
-                draft, run, kata_id=kata_id, examples=examples, case=case, hidden=hidden, with_estimate=with_estimate
+                draft,
+                run,
+                kata_id=kata_id,
+                examples=examples,
+                case=case,
+                hidden=hidden,
+                with_estimate=with_estimate,
+                hidden_cases=hidden_cases,
             )
     return draft.build()
 
 
-def _after_compile(draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate) -> None:
+def _after_compile(draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate, hidden_cases) -> None:
     """The stages that run the kernel, in order, until one ends the grade."""
-    ran = correctness_stage(draft, run, sub=run.sub, kata_id=kata_id, examples=examples, case=case, hidden=hidden)
+    ran = correctness_stage(
+        draft, run, sub=run.sub, kata_id=kata_id, examples=examples, case=case, hidden=hidden, hidden_cases=hidden_cases
+    )
     if draft.ended:
         return
     if run.choice.on_gpu:  # the GPU worker readies the performance stage while the emulator screens

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from grader.server import jobs, tokens, views
+from grader.server import jobs, private_katas, tokens, views
 from grader.server.database import Database
 from grader.server.models import Assignment, AuditEvent, Candidate, Submission
 
@@ -75,6 +75,7 @@ class RateLimiter:
 def create_app(db: Database, limits: Limits = Limits(), pool=None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app):
+        private_katas.register_all(db)
         if pool is not None:
             pool.start()
         yield
@@ -125,10 +126,10 @@ def create_app(db: Database, limits: Limits = Limits(), pool=None) -> FastAPI:
         limiter.check(hashed, "requests", limits.requests_per_minute, time.time())
         return found
 
-    def reply(data: dict, assignment: Assignment, status: int = 200) -> Response:
+    def reply(data: dict, assignment: Assignment, status: int = 200, secret: tuple[str, ...] = ()) -> Response:
         body = json.dumps(data).encode()
-        if views.leaks(body, assignment):  # a bug of ours would otherwise hand out the hidden seed
-            log.error("refused to send a response containing the secret seed: %s", data)
+        if views.leaks(body, assignment, secret):  # a bug of ours would otherwise hand out a secret
+            log.error("refused to send a response containing the secret seed or a solution: %s", data)
             raise ApiError(500, "internal error in the kata server", "tell the interviewer")
         return Response(body, status, media_type="application/json")
 
@@ -156,13 +157,18 @@ def create_app(db: Database, limits: Limits = Limits(), pool=None) -> FastAPI:
                 c.deadline = now + a.minutes * 60 if a.due_at is None else min(a.due_at, now + a.minutes * 60)
                 s.add(AuditEvent(time=now, kind="joined", candidate_id=c.id, remote=remote(request),
                                  detail=language))
-            katas = []
+            katas, secret = [], ()
             for kata in a.katas:
+                private = private_katas.candidate_copy(s, kata)  # loadable here before its workspace is made
                 files = views.workspace_files(kata, c.language)
-                katas.append({"kata": kata, "files": files, "uploads": sorted(views.upload_names(files))})
+                entry = {"kata": kata, "files": files, "uploads": sorted(views.upload_names(files))}
+                if private is not None:  # the candidate's kata has no copy of it: its public part
+                    entry["source"], solution = private
+                    secret += solution
+                katas.append(entry)
             data = {"candidate": c.name, "assignment": a.name, "language": c.language, "katas": katas,
                     "deadline": c.deadline, "server_time": now, "minutes": a.minutes, "show": a.show}
-        return reply(data, a)
+        return reply(data, a, secret=secret)
 
     @app.get(f"{API}/status")
     def status(who: Candidate = Depends(candidate)):
@@ -177,6 +183,7 @@ def create_app(db: Database, limits: Limits = Limits(), pool=None) -> FastAPI:
     def submit(body: SubmitBody, request: Request, who: Candidate = Depends(candidate)):
         now = time.time()
         limiter.check(who.token_hash, "uploads", limits.uploads_per_minute, now)
+        private_katas.register(db, body.kata)  # one added after this process started (its own transaction)
         with db.session() as s, s.begin():
             a = s.get(Assignment, who.assignment_id)
             if who.joined_at is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from grader.errors import EnvironmentProblem, UsageError
 
 REMOTE = ".kata-remote"
+PRIVATE_KATAS = ".katas"  # in the session folder: the public part of the server's private katas
 WAIT_S = 1.0  # between polls of a grade in progress
 
 
@@ -98,6 +99,9 @@ def join(url: str, token: str, folder: Path | None = None, language: str | None 
             if not (workspace / name).exists():
                 (workspace / name).write_text(text)
         extra = f'lang = "{data["language"]}"\n' if data["language"] != "cuda" else ""
+        if kata.get("source"):  # a private kata: its public part, so the public tests run here
+            _private_copy(folder / PRIVATE_KATAS / kata["kata"], kata["source"])
+            extra += f'katas = "../{PRIVATE_KATAS}"\n'  # where the grader finds it (workspace.read_marker)
         (workspace / MARKER).write_text(f'kata = "{kata["kata"]}"\nformat = {catalog.FORMAT}\n{extra}')
         uploads[kata["kata"]] = kata["uploads"]
     marker = folder / REMOTE
@@ -105,6 +109,17 @@ def join(url: str, token: str, folder: Path | None = None, language: str | None 
                                   "katas": [k["kata"] for k in data["katas"]], "uploads": uploads}))
     os.chmod(marker, 0o600)  # the token is the candidate's password
     return find(folder)
+
+
+def _private_copy(target: Path, files: dict[str, str]) -> None:
+    """Write a private kata's public files (afresh: the server's copy is the truth)."""
+    import shutil
+
+    from grader.server.private_katas import write_files
+
+    if target.exists():
+        shutil.rmtree(target)
+    write_files(target, files)
 
 
 def kata_here(session: RemoteSession, kata: str | None, where: Path | None = None) -> list[str]:

@@ -2,9 +2,10 @@
 
 The pool (pool.py) starts one such process per job, so a grade that crashes, hangs or is killed ends
 this process only, never the server; the learner's launch plan runs further down, in the pipeline's
-own sandboxed worker. The job's files are written to a fresh folder, graded with the hidden tests and
-the assignment's secret seed (the same pipeline as `kata interview submit`), and the KataOutcome is
-written as JSON, with "verdict" added.
+own sandboxed worker. The job's files are written to a fresh folder, graded with the hidden tests
+drawn from the assignment's secret seed (hidden_suite; the same pipeline as `kata interview submit`),
+and the KataOutcome is written as JSON, with "verdict" added. A private kata's files come in the job,
+so a Ray worker on another host grades it too.
 """
 from __future__ import annotations
 
@@ -22,17 +23,22 @@ def grade(job: dict) -> dict:
     from grader.server.jobs import error_outcome
 
     started = time.time()
-    if job.get("extra_cases"):
-        _add_hidden_cases(job["kata"], [dict(c) for c in job["extra_cases"]])
     with tempfile.TemporaryDirectory(prefix="kata-serve-") as folder:
+        if job.get("kata_files"):  # a private kata: only the server has it, so the job carries it
+            from grader import catalog
+            from grader.server.private_katas import write_files
+
+            write_files(Path(folder) / "katas" / job["kata"], job["kata_files"])
+            catalog.add_root(Path(folder) / "katas")
         workspace = Path(folder) / job["kata"]
         workspace.mkdir()
         for name, text in job["files"].items():
             (workspace / name).write_text(text)
         (workspace / ".kata").write_text(f'kata = "{job["kata"]}"\n')
         try:
+            cases = hidden_suite(job["kata"], int(job["seed"]), [dict(c) for c in job.get("extra_cases") or ()])
             report = _grade_function(job)(job["kata"], workspace, backend=job["backend"], hidden=True,
-                                          seed=int(job["seed"]))
+                                          seed=int(job["seed"]), hidden_cases=cases)
         except KataError as exc:  # e.g. no kernel file: the candidate's upload, graded as an error
             return error_outcome(job["kata"], exc.message)
         outcome = outcome_from(job["kata"], report, attempts=0, hints=0, time_used_s=0.0)
@@ -41,23 +47,15 @@ def grade(job: dict) -> dict:
     return data
 
 
-def _add_hidden_cases(kata_id: str, extra: list[dict]) -> None:
-    """The interviewer's hidden cases join the kata's own for this process's one grade: the pipeline
-    reads a kata's hidden cases from the catalogue, so this process's catalogue is given them. Safe
-    only because this process grades one job and exits."""
-    import dataclasses
-
+def hidden_suite(kata_id: str, seed: int, extra: list[dict]) -> tuple[dict, ...]:
+    """The hidden cases a server grades with, in order: drawn from the assignment's secret seed (the
+    decisive ones: nobody outside the server can know them), then the kata's own from kata.toml (a
+    floor: an open kata's are public), then the interviewer's own for this assignment."""
     from grader import catalog
+    from grader.grading import secret_cases
 
-    load = catalog.load
-
-    def with_extra(requested: str, *args, **kwargs):
-        kata = load(requested, *args, **kwargs)
-        if requested != kata_id:
-            return kata
-        return dataclasses.replace(kata, hidden=(*kata.hidden, *extra))
-
-    catalog.load = with_extra
+    kata = catalog.load(kata_id)
+    return (*secret_cases.draw(kata, seed), *kata.hidden, *extra)
 
 
 def _grade_function(job: dict):
@@ -69,8 +67,8 @@ def _grade_function(job: dict):
         return getattr(importlib.import_module(module), name)
     from grader import pipeline
 
-    def real(kata, folder, *, backend, hidden, seed):
-        return pipeline.grade(kata, folder, backend=backend, hidden=hidden, seed=seed,
+    def real(kata, folder, *, backend, hidden, seed, hidden_cases):
+        return pipeline.grade(kata, folder, backend=backend, hidden=hidden, seed=seed, hidden_cases=hidden_cases,
                               require_sandbox=True, with_estimate=job.get("estimate", True))
 
     return real

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.orm import Session, aliased
 
+from grader.server import private_katas
 from grader.server.database import Database
-from grader.server.models import Assignment, AuditEvent, Candidate, Submission
+from grader.server.models import Assignment, AuditEvent, Candidate, PrivateKata, Submission
 
 # a running job whose worker has not renewed its lease for this long is requeued
 LEASE_S = float(os.environ.get("KATA_SERVER_LEASE_S", 30.0))
@@ -36,6 +37,7 @@ class Job:
     backend: str  # cpu | gpu | auto
     tries: int  # this is the tries-th time a worker takes it
     extra_cases: tuple = ()  # the interviewer's hidden cases for this kata, after the kata's own
+    kata_files: dict | None = None  # a private kata's files (its solution left out): the worker has no copy
 
 
 def sources_hash(files: dict[str, str]) -> str:
@@ -88,8 +90,10 @@ def claim(db: Database, worker: str, now: float | None = None) -> Job | None:
                 s.add(AuditEvent(time=now, kind="grading", candidate_id=candidate_id,
                                  submission_id=sid, detail=f"{worker} try {sub.tries}"))
                 extra = tuple((assignment.hidden_cases or {}).get(sub.kata, ()))
+                private = s.get(PrivateKata, sub.kata)
+                kata_files = private_katas.grading_files(private.files) if private is not None else None
                 return Job(sid, candidate_id, sub.kata, dict(sub.files), assignment.secret_seed,
-                           assignment.backend, sub.tries, extra)
+                           assignment.backend, sub.tries, extra, kata_files)
     return None
 
 

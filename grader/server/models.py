@@ -84,3 +84,14 @@ class ServerKey(Base):
     __tablename__ = "server_keys"
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
+
+
+class PrivateKata(Base):
+    """An interviewer's own kata (`kata serve admin kata add DIR`): it exists only on the server. A
+    candidate who joins receives its public part (private_katas.public_files); its hidden cases and
+    its solution never leave."""
+    __tablename__ = "private_katas"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # the kata id (its folder's name)
+    files: Mapped[dict] = mapped_column(JSON)  # {path in the kata folder: text}, solution/ included
+    sha256: Mapped[str] = mapped_column(String(64))  # of the files: names a materialised copy
+    added_at: Mapped[float] = mapped_column(Float)

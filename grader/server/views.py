@@ -7,11 +7,13 @@ what the interviewer chose to show (assignment.show):
   the memory or performance line;
 - "full": also the hidden tests' failure headline (it names the hidden case).
 
-Never: the secret seed, the reference solution, the hidden cases' list, server paths. As a last guard
+Never: the secret seed, the reference solution (a private kata's solution folder), the hidden cases'
+list, server paths. As a last guard
 every candidate response is checked for the seed's digits before it is sent (app.py).
 """
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from functools import lru_cache
@@ -22,10 +24,17 @@ from grader.server.models import Assignment, Submission
 _SEED_FLAG = re.compile(r"\s--seed\s+-?\d+")
 
 
-@lru_cache(maxsize=64)
 def workspace_files(kata: str, language: str) -> dict[str, str]:
     """The files `kata start KATA --lang LANGUAGE` writes (the stub, launch.py, statement.md), minus
     the .kata marker, which the client writes itself."""
+    from grader import catalog
+
+    # keyed by the kata's folder too: a private kata removed and added again is another folder
+    return _workspace_files(kata, language, str(catalog.load(kata).folder))
+
+
+@lru_cache(maxsize=64)
+def _workspace_files(kata: str, language: str, _folder: str) -> dict[str, str]:
     from grader.grading import workspace
 
     with tempfile.TemporaryDirectory(prefix="kata-stub-") as folder:
@@ -74,6 +83,9 @@ def submission_view(sub: Submission, assignment: Assignment) -> dict:
             "result": result_for(sub.outcome, assignment.show) if sub.state in ("done", "error") else None}
 
 
-def leaks(body: bytes, assignment: Assignment) -> bool:
-    """The secret seed's digits appear in a response meant for a candidate."""
-    return str(assignment.secret_seed).encode() in body
+def leaks(body: bytes, assignment: Assignment, secret_texts: tuple[str, ...] = ()) -> bool:
+    """The secret seed's digits, or one of the texts named (a private kata's solution files, as JSON
+    writes them), appear in a response meant for a candidate."""
+    if str(assignment.secret_seed).encode() in body:
+        return True
+    return any(json.dumps(text)[1:-1].encode() in body for text in secret_texts)

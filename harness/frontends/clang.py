@@ -114,7 +114,10 @@ def command(root: Path, src: Path, out: Path, options=()) -> list[str]:
 def _pch(root: Path) -> Path | None:
     """clang's CUDA wrapper and the CUDA headers it pulls in, precompiled once per folder and clang:
     a compile then takes ~0.2 s instead of ~1.3 s (the same PTX, byte for byte)."""
-    pch = root / f"wrapper-{clang_version()}.pch"
+    # A PCH records the absolute paths of the headers it read: one per clang and per zig install
+    # (a second virtual environment's zig must not reuse the first's, which may be gone).
+    where = hashlib.sha256(str(_zig().resolve().parent).encode()).hexdigest()[:8]
+    pch = root / f"wrapper-{clang_version()}-{where}.pch"
     if pch.exists():
         return pch
     empty = root / "pch-main.cu"  # the PCH names its main file: it must stay

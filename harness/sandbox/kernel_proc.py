@@ -5,9 +5,11 @@ buffer and case) its import-time code could wrap the backend's launch, write the
 or edit kata's store. So the worker never imports it. This process does, under
 harness/sandbox/os_sandbox.confine: it reads the workspace, Python and the installed packages the
 compilers need, writes only its scratch folder (the compilers' caches), may run only the
-compiler's ptxas, and holds no data. It answers the worker in typed messages (msgspec): what
-kernels kernel.py defines and their parameters, then one compiled specialisation (PTX, cubin,
-launch facts) per request; the worker loads the PTX as it loads NVRTC's.
+compiler's ptxas, and holds no data. Its jail (harness/sandbox/jail.py) caps the scratch folder
+(a tmpfs) and its processes and threads, and takes every process it started with it. It answers
+the worker in typed messages (msgspec): what kernels kernel.py defines and their parameters, then
+one compiled specialisation (PTX, cubin, launch facts) per request; the worker loads the PTX as it
+loads NVRTC's.
 """
 from __future__ import annotations
 
@@ -26,13 +28,13 @@ from typing import Any, Union
 import msgspec
 
 from harness.frontends.python_source import CompiledKernel, FrontendUnavailable, KernelCompileError
+from harness.sandbox import jail as _jail
 
 _READY_S = 120.0  # importing Triton or numba, and kernel.py, on a loaded 2-core machine
 _COMPILE_S = 300.0
 MAX_BYTES = 64 << 20  # a reply (PTX and cubin of one specialisation)
-#: the scratch folder's quota, counted (Landlock limits where it writes, not how much): the
-#: compilers' caches of a grade's specialisations take a few dozen small files
-SCRATCH_BYTES, SCRATCH_FILES = 256 << 20, 1000
+#: the scratch folder's quota: a capped tmpfs (harness/sandbox/jail.py), else counted by a watch
+SCRATCH_BYTES, SCRATCH_FILES = _jail.SCRATCH_BYTES, _jail.SCRATCH_FILES
 _WATCH_S = 0.1
 
 
@@ -51,6 +53,7 @@ class Kernel(msgspec.Struct):
 class Described(msgspec.Struct, tag="described"):
     language: str
     kernels: dict[str, Kernel]
+    unjailed: list[str] = []  # what of its jail this machine did not allow (jail.Jail.missing)
 
 
 class Failed(msgspec.Struct, tag="failed"):
@@ -122,6 +125,7 @@ class KernelProcess:
         threading.Thread(target=self._watch, daemon=True, name="kata-kernel-scratch").start()
         reply = self._receive(_READY_S, "importing it")
         self.language, self.kernels = reply.language, {k: KernelInfo(v) for k, v in reply.kernels.items()}
+        self.unjailed = list(reply.unjailed)
         self.sandboxed = not os_sandbox.probe()["missing"]
 
     def compile(self, request) -> CompiledKernel:
@@ -130,7 +134,8 @@ class KernelProcess:
         return CompiledKernel(c.entry, c.ptx, c.cubin, c.threads, c.shared, tuple(c.scratch))
 
     def _watch(self) -> None:
-        """Stop the process the moment its scratch folder holds more than the quota."""
+        """Stop the process once its scratch folder holds more than the quota: the quota where the
+        machine allows no tmpfs (jail.probe); in the jail the worker sees the folder empty."""
         proc = self.proc
         while proc is not None and proc.is_alive():
             files, size = 0, 0
@@ -170,6 +175,7 @@ class KernelProcess:
         if self.proc is not None and self.proc.is_alive():
             self.proc.kill()
             self.proc.join(5)
+            _jail.sweep(self.proc.pid)  # where no pid namespace took its processes with it
         self.proc = None
         shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -209,6 +215,8 @@ def main(conn, path: str, scratch: str) -> None:
         del os.environ[key]
     os.environ.update(HOME=scratch, TMPDIR=scratch, TRITON_CACHE_DIR=os.path.join(scratch, "triton"),
                       NUMBA_CACHE_DIR=os.path.join(scratch, "numba"))
+    jailed = _jail.enter(scratch)  # from here on a child: capped scratch, tasks, its own pid namespace
+    me = os.getpid()
     os.chdir(scratch)
     send = lambda m: conn.send_bytes(_ENC.encode(m))  # noqa: E731
     path_ = Path(path)
@@ -222,12 +230,15 @@ def main(conn, path: str, scratch: str) -> None:
             from harness.frontends import numba as fe
 
             fe._cuda()
-        os_sandbox.confine(_readable(path_), cpu_s=900, writable=(scratch,), executable=_executables())
+        os_sandbox.confine(_readable(path_), cpu_s=900, writable=(scratch,), executable=_executables(),
+                           keep_caps=jailed.keep_caps)
         module = load_module(path_)
+        _only(me)
         kernels = fe.kernels(module)
-        send(Described(language, {name: _describe(fn, language) for name, fn in kernels.items()}))
+        send(Described(language, {name: _describe(fn, language) for name, fn in kernels.items()}, jailed.missing))
     except BaseException as exc:  # noqa: BLE001 - everything kernel.py can do wrong, sent back
-        send(_failure(exc))
+        _only(me)
+        send(_failure(exc, jailed))
         return
     while True:
         try:
@@ -244,9 +255,11 @@ def main(conn, path: str, scratch: str) -> None:
             else:
                 c = fe.compile_kernel(fn, path_, [fe.numba_type(k, d) for k, d in request.described],
                                       cubin=request.cubin)
+            _only(me)
             send(Compiled(c.entry, c.ptx, c.cubin, c.threads, int(c.shared or 0), [int(s) for s in c.scratch]))
         except BaseException as exc:  # noqa: BLE001
-            send(_failure(exc))
+            _only(me)
+            send(_failure(exc, jailed))
 
 
 def _describe(fn, language: str) -> Kernel:
@@ -268,7 +281,17 @@ def _plain(value):
     return value if value is None or isinstance(value, (bool, int, float, str)) else OPAQUE_DEFAULT
 
 
-def _failure(exc: BaseException) -> Failed:
+def _only(me: int) -> None:
+    """A process kernel.py forked ends here: only the kernel process itself speaks on the pipe."""
+    if os.getpid() != me:
+        os._exit(0)
+
+
+def _failure(exc: BaseException, jailed=None) -> Failed:
+    limit = _jail.explain(exc, jailed)
+    if limit is not None:
+        where = exc if isinstance(exc, KernelCompileError) else None
+        return Failed("compile-error", limit, where and where.file, where and where.line, where and where.source)
     if isinstance(exc, KernelCompileError):
         return Failed("compile-error", exc.message, exc.file, exc.line, exc.source)
     if isinstance(exc, FrontendUnavailable):

@@ -147,18 +147,20 @@ def apply(launch_path: str, scratch: str | None = None, cpu_s: int = 900) -> dic
 
 
 def confine(readable: list[str], cpu_s: int = 900, writable: tuple[str, ...] = (),
-            executable: tuple[str, ...] = ()) -> dict:
+            executable: tuple[str, ...] = (), keep_caps: tuple[int, ...] = ()) -> dict:
     """Sandbox this process for good: read only under `readable` (its working directory must be
     one of them), write nothing (but under `writable`), no capability, no process, socket or signal
     outside, no change of any file's metadata, capped CPU, memory and file size. `executable`
     (files): the only programs it may run, and then new processes are allowed (seccomp lets
-    execve and fork through; Landlock's EXECUTE right names the files). Returns what was enforced."""
+    execve and fork through; Landlock's EXECUTE right names the files). keep_caps: capabilities it
+    keeps (the kernel process, run as another uid than root's, keeps CAP_DAC_READ_SEARCH: harness/
+    sandbox/jail.py). Returns what was enforced."""
     enforced = {"landlock": 0, "seccomp": False, "rlimits": False, "missing": []}
     if not sys.platform.startswith("linux"):
         enforced["missing"].append(f"no OS sandbox on {sys.platform}")
         return enforced
     seccomp_lib = _libseccomp()  # loaded before Landlock hides the library folders' cache
-    enforced["capabilities"] = drop_capabilities()
+    enforced["capabilities"] = drop_capabilities(keep_caps)
     _rlimits(cpu_s)
     enforced["rlimits"] = True
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
@@ -179,19 +181,26 @@ _CAP_LAST = 63
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 
 
-def drop_capabilities() -> bool:
-    """No capability left, for good (bounding set, then effective, permitted, inheritable): started
-    as root, the plan could otherwise chown the learner's files or make one immutable. Landlock
-    and seccomp need none of them. Returns whether the capability sets are empty now."""
+def drop_capabilities(keep: tuple[int, ...] = ()) -> bool:
+    """No capability left but `keep`, for good (bounding set, then effective, permitted,
+    inheritable): started as root, the plan could otherwise chown the learner's files or make one
+    immutable. Landlock and seccomp need none of them. Returns whether the sets hold `keep` only."""
     if not sys.platform.startswith("linux"):
         return False
     for cap in range(_CAP_LAST + 1):
-        _libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the kernel's last one)
+        if cap not in keep:
+            _libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the kernel's last one)
     _libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}: all zero
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}: only `keep`
+    for cap in keep:  # effective, permitted and inheritable: ambient, so that ptxas keeps it too
+        for offset in range(3):
+            data[(cap >> 5) * 3 + offset] |= 1 << (cap & 31)
     nr = _CAPSET.get(os.uname().machine)
-    return nr is not None and _libc.syscall(nr, ctypes.byref(header), ctypes.byref(data)) == 0
+    done = nr is not None and _libc.syscall(nr, ctypes.byref(header), ctypes.byref(data)) == 0
+    for cap in keep:
+        _libc.prctl(47, 2, cap, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE
+    return done
 
 
 def _rlimits(cpu_s: int) -> None:
@@ -246,7 +255,9 @@ _FS_IOC_SETFLAGS, _FS_IOC_FSSETXATTR = 0x40086602, 0x401C5820
 _PROCESS_CALLS = ("execve", "execveat", "fork", "vfork")
 _DENY = _METADATA + ("execve", "execveat", "fork", "vfork", "socket", "socketpair", "ptrace", "process_vm_readv",
          "process_vm_writev", "tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd", "setrlimit",
-         "unshare", "setns", "mount", "bpf", "perf_event_open", "io_uring_setup", "kcmp", "personality")
+         "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "move_mount",
+         "open_tree", "mount_setattr", "open_by_handle_at", "bpf", "perf_event_open", "io_uring_setup", "kcmp",
+         "personality")
 
 
 def _seccomp(lib, processes: bool = False) -> bool:

@@ -37,6 +37,7 @@ def test_join_hands_out_workspaces_and_starts_the_server_clock(db, served):
 
 def test_an_upload_is_graded_and_the_candidate_sees_only_what_is_shown(db, served):
     from grader import catalog
+    from grader.grading import secret_cases
 
     assignment, [(_, token)] = make_assignment(db, hidden_cases=EXTRA)
     client, _ = _join(served, token)
@@ -46,10 +47,13 @@ def test_an_upload_is_graded_and_the_candidate_sees_only_what_is_shown(db, serve
     view = wait_graded(client, sent.json()["submission"]["id"])
     result = view["result"]
     assert result["verdict"] == "fail" and result["public"]["verdict"] == "pass"
-    assert result["hidden"] == {"verdict": "fail", "cases": 2}  # no headline: it names the hidden case
+    # 2 drawn from the secret seed, kata.toml's 2, the interviewer's 1; no headline: it names the case
+    assert result["hidden"] == {"verdict": "fail", "cases": 5}
     passing = client.post("/submissions", json={"kata": "vector-add", "files": {"kernel.cu": CORRECT}})
     assert wait_graded(client, passing.json()["submission"]["id"])["result"]["verdict"] == "pass"
-    secrets = [assignment.secret_seed, 777773, *(case["n"] for case in catalog.load("vector-add").hidden)]
+    kata = catalog.load("vector-add")
+    drawn = secret_cases.draw(kata, assignment.secret_seed)
+    secrets = [assignment.secret_seed, 777773, *(case["n"] for case in (*kata.hidden, *drawn))]
     for body in served.responses:  # what the candidate's side received, every byte of it
         assert not [s for s in secrets if str(s).encode() in body]
 

@@ -104,8 +104,9 @@ def test_an_older_database_is_migrated_in_place(tmp_path):
     engine.dispose()
     database = Database(url)
     with database.engine.connect() as connection:
-        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
         assert connection.execute(text("SELECT name, hidden_cases FROM assignments")).one() == ("old", None)
+        assert connection.execute(text("SELECT count(*) FROM private_katas")).scalar() == 0
     database.close()
 
 

@@ -4,7 +4,9 @@ declared, not real: Ray only schedules by them (and sets CUDA_VISIBLE_DEVICES); 
 grader needs none."""
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +19,11 @@ ray = pytest.importorskip("ray", reason="ray is not installed (pip install ray)"
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False)
+    # Ray's workers import the stand-in grader (tests.grader.server.fake_grade) from the checkout
+    root = str(Path(__file__).resolve().parents[3])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield
     ray.shutdown()
 
