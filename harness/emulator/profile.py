@@ -137,10 +137,6 @@ class Profile(Counters):
         self._st.append(np.full(n, op == "st", bool))
         self._recorded += n
 
-    def watch(self, fn) -> None:
-        """Watch other blocks from the next launch on (fn(grid) -> linear block ids)."""
-        self._watch_fn = fn
-
     def _watch_stream(self, pc: int, blocks, tids, addrs) -> None:
         """A watched lane's load of the sector its previous load at this pc read (a thread walking
         its own row): the L1 serves it at any problem size, unlike a gather's reuse."""

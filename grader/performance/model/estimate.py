@@ -24,6 +24,10 @@ from grader.performance.model.static import pipe
 from grader.performance.model.terms import LaunchCost, PcCost
 
 
+#: a probe's longest warp over the sample's, at least, for the heavy item to be one serial chain
+HEAVY_CHAIN = 2.0
+
+
 def _geometry(obs, i: int, L) -> tuple[tuple, tuple, int]:
     """(grid, block, dynamic shared) of the bench-shape launch matching model launch i."""
     dry = obs.dry if obs.mode != "full" else []
@@ -116,11 +120,17 @@ def launch_terms(obs, i: int, L, k, resources: dict) -> LaunchCost:
         heavy = 1.0 + (heavy - 1.0) * obs.heavy_ratio
     chain = heavy * t_warp
     probe = obs.probes[i] if i < len(obs.probes) else None
-    if probe is not None and probe.warp_mean:
+    # a grid that does not grow with the items (a fixed grid taking tasks from a queue) has no
+    # block of its own for the heavy item: a probe block alone would take the whole queue
+    per_item = obs.model_case == obs.case or blocks != L.blocks_total
+    if probe is not None and probe.warp_mean and per_item:
         # the block(s) holding the heavy item (heavy.py): their heaviest warp's chain, its excess
-        # over a typical warp of the launch grown to the bench inputs' heaviest item
+        # over a typical warp grown to the bench inputs' heaviest item; where that warp is not
+        # twice the sample's longest, the kernel spreads heavy items over many warps
         longest = _warp_time(probe, k, L) * probe.warp_max / probe.warp_mean
-        chain = max(chain, t_warp + max(0.0, longest - t_warp) * obs.heavy_ratio)
+        # (a whole-grid run's watched blocks are the item's own: no sample to compare with)
+        if L.blocks_run >= L.blocks_total or probe.warp_max >= HEAVY_CHAIN * L.warp_max:
+            chain = max(chain, t_warp + (longest - t_warp) * obs.heavy_ratio)
     t = {
         "issue": instr / (h200.SUB_PARTITIONS * sms * clk) * imbalance,
         "shared": (shared_wf + global_wf) / (sms * clk) * imbalance,

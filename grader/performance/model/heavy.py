@@ -18,18 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 
-#: a probe emulates an item of at most this share of the heaviest's work (a long item's chain grows
-#: with its work, so a shorter one gives its cost per unit at a fraction of the emulation)
-PROBE_SHARE = 1 / 16
 #: work is heavy-tailed when the heaviest item holds more than this many times the average
 HEAVY_OVER_MEAN = 4.0
 
 
 def heavy_item(kata, inputs: dict, params: dict) -> dict | None:
     """Where the heaviest item of generated inputs lies (a fraction of the items) and its work
-    ("frac", "work"), and the item a probe emulates ("probe_frac", "probe_work": the heaviest of
-    at most PROBE_SHARE of that work, still far above the average); None when the kata declares
-    no per-item work or the work is even."""
+    ("frac", "work"); None when the kata declares no per-item work or the work is even."""
     fn = getattr(kata.reference, "work", None)
     if fn is None:
         return None
@@ -40,10 +35,7 @@ def heavy_item(kata, inputs: dict, params: dict) -> dict | None:
     if w.size == 0 or w.max() <= HEAVY_OVER_MEAN * max(w.mean(), 1e-30):
         return None
     i = int(np.argmax(w))
-    cap = max(w[i] * PROBE_SHARE, 2.0 * w.mean())
-    j = int(np.argmax(np.where(w <= cap, w, -1.0)))
-    return {"frac": (i + 0.5) / w.size, "work": float(w[i]), "probe_frac": (j + 0.5) / w.size,
-            "probe_work": float(w[j])}
+    return {"frac": (i + 0.5) / w.size, "work": float(w[i])}
 
 
 def bench_heaviest(kata, params: dict, seed: int) -> float | None:
@@ -70,22 +62,21 @@ def probe_blocks(frac: float, grid: tuple) -> np.ndarray:
     return np.unique(np.array([linear, min(g[0] - 1, int(frac * g[0]))], np.int64))
 
 
-#: emulated work a probe may spend: a quarter of the model run's own, this much at least
-PROBE_LEAST_WORK = 20_000_000
-PROBE_SHARE_OF_RUN = 0.25
+#: emulated work a probe may spend (~0.4 s of one core), beside its model run's budget: a probe
+#: that took from the budget later bench cases need would leave them unfinished
+PROBE_WORK = 40_000_000
 
 
 def run_probe(backend, profile, frac: float, run_plan) -> list:
     """The plan run again on the same buffers with only the blocks holding the heaviest item
     emulated; its Profile launches (none where the plan launches more than before or fails). It
-    may spend a quarter of the model run's emulated work (PROBE_LEAST_WORK at least); the
+    may spend PROBE_WORK of emulated work beyond the run's (counted apart from the run's); the
     backend's stop flags stay those of the model run: a probe cut by its budget is a shorter
     chain, still a bound below."""
     ran = len(profile.launches)
     saved = backend.sample, backend.stopped, backend.out_of_budget, backend.launch, backend.run_budget
     if backend.run_budget is not None:
-        backend.run_budget = min(backend.run_budget,
-                                 backend.work + max(int(backend.work * PROBE_SHARE_OF_RUN), PROBE_LEAST_WORK))
+        backend.run_budget = backend.work + PROBE_WORK
     count = [0]
 
     def launch(name, grid, block, shared, args):

@@ -147,13 +147,13 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
         found = [i for i, (at, size, n) in enumerate(allocations) if at <= L.get("atomic_hot_address", -1) < at + max(1, size)]
         L["atomic_buffer"] = found[0] if found else -1
         L["atomic_buffer_elems"] = allocations[found[0]][2] if found else 0
-    extra = {"heavy": item["work"] if item else None, "probe": None}
+    extra = {"heavy": item["work"] if item else None, "probe": None, "probe_work": 0}
+    work = backend.work
     if item is not None and mode in ("sample", "data") and not backend.out_of_budget:
-        extra["heavy"] = item["probe_work"]  # the probe's item: the bench's heaviest is that many times it
-        profile.watch(lambda grid: heavy.probe_blocks(item["probe_frac"], grid))
-        extra["probe"] = heavy.run_probe(backend, profile, item["probe_frac"], lambda: _run_plan(
+        extra["probe"] = heavy.run_probe(backend, profile, item["frac"], lambda: _run_plan(
             backend, launch_fn, launch_file, kata, buffers, scalars))
-    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.work, extra
+        extra["probe_work"] = backend.work - work  # bounded by heavy.PROBE_WORK, not the run's budget
+    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), work, extra
 
 
 def _largest_public(kata) -> dict:

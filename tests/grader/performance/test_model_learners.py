@@ -42,12 +42,13 @@ def test_a_single_block_reduction_is_one_sm_s_work_not_the_whole_gpu_s():
 
 
 def test_a_power_law_row_s_thread_sets_a_thread_per_row_spmv_s_time():
-    """One thread per row: the power-law matrix's longest row (hundreds of thousands of non-zeros
-    at the bench shape, drawn with the bench's seed) is one thread's serial chain, however idle the
-    other SMs; the H200 took 27.4 ms there and 0.67 ms on the uniform matrix (issue 23's corpus)."""
+    """One thread per row: the power-law matrix's longest row (tens to hundreds of thousands of
+    non-zeros at the bench shape, as the bench's seed draws it) is one thread's serial chain,
+    however idle the other SMs; the H200 took 27.4 ms there (a 467K-row draw) and 0.67 ms on the
+    uniform matrix (issue 23's corpus); the model once said 0.9 ms."""
     e = _estimate("spmv", LEARNER / "spmv_thread_per_row")
     uniform, _banded, powerlaw = e.cases
-    assert powerlaw.resource == "latency" and powerlaw.seconds > 10 * uniform.seconds
+    assert powerlaw.resource == "latency" and powerlaw.seconds > 3 * uniform.seconds
     assert powerlaw.seconds >= powerlaw.floor_s and "excellent" not in e.headline()
 
 
