@@ -15,9 +15,12 @@ from .counters import Counters, family
 
 
 class Profile(Counters):
-    def __init__(self, max_records: int = 3_000_000):
+    def __init__(self, max_records: int = 3_000_000, watch=None):
         self.max_records = int(max_records)
         self.launches: list[dict] = []
+        # watch(grid) -> linear block ids whose warps' issues per instruction are kept apart (the
+        # blocks holding a heavy item: their longest warp's chain, not the grid's average)
+        self._watch_fn = watch
         super().__init__()
 
     def on_kernel_start(self, kernel, grid, block, shared_bytes) -> None:
@@ -34,6 +37,9 @@ class Profile(Counters):
         self._calls = 0
         self._atom: list[np.ndarray] = []
         self._atom_n = 0
+        self._atom_order: list[np.ndarray] = []  # (block, thread) of each recorded atomic lane
+        self._atom_serial = 0  # per warp request, its most lanes on one address, summed
+        self._atom_sectors = 0  # (warp request, sector) pairs of global atomics
         self._barriers = 0
         self._blocks: list[np.ndarray] = []
         self._satom: dict[int, int] = {}  # pc -> serialised steps of its shared atomics
@@ -41,11 +47,20 @@ class Profile(Counters):
         # instructions each warp issued (warp = linear block x warps per block + tid // 32): the
         # busiest warp's chain, not the average, sets the time of a grid with uneven work
         self._warp_issues = np.zeros(64, np.int64)
+        self._watched = np.asarray(self._watch_fn(self._grid), np.int64) if self._watch_fn else np.zeros(0, np.int64)
+        self._watch_pcs: dict[int, int] = {}  # pc -> warp instructions the watched blocks issued
+        self._prev_sector: dict[int, dict] = {}  # pc -> watched lane -> sector of its last load there
+        self._stream: dict[int, list] = {}  # pc -> [loads of the lane's previous sector, loads] (watched)
 
     def on_issue(self, inst, blocks, tids) -> None:
         super().on_issue(inst, blocks, tids)
         if len(tids) == 0:
             return
+        if self._watched.size and int(blocks[0]) <= self._watched[-1] and int(blocks[-1]) >= self._watched[0]:
+            inside = np.isin(np.asarray(blocks, np.int64), self._watched)
+            if inside.any():
+                w = self._warps(np.asarray(blocks)[inside], np.asarray(tids)[inside])
+                self._watch_pcs[inst.pc] = self._watch_pcs.get(inst.pc, 0) + int(np.unique(w).size)
         first = int(blocks[0]) * self._wpb + int(tids[0]) // 32
         last = int(blocks[-1]) * self._wpb + int(tids[-1]) // 32
         if self._whole_warps(blocks, tids) or last == first:
@@ -98,9 +113,20 @@ class Profile(Counters):
             return
         self._calls += 1
         a = np.asarray(addrs, np.uint64).astype(np.int64)
+        if op == "ld" and self._watched.size:
+            self._watch_stream(inst.pc, blocks, tids, a)
         if op == "atom":
+            w = np.asarray(blocks, np.int64) * self._wpb + np.asarray(tids, np.int64) // 32
+            # the L2 takes a warp's atomics as one request per sector; lanes of one warp on one
+            # address are applied one after another (a serial chain of read-modify-writes)
+            per_warp_addr = np.unique(w * (1 << 40) + (a & ((1 << 40) - 1)), return_counts=True)
+            owner = per_warp_addr[0] >> 40
+            starts = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
+            self._atom_serial += int(np.maximum.reduceat(per_warp_addr[1], starts).sum())
+            self._atom_sectors += int(np.unique(w * (1 << 40) + ((a >> 5) & ((1 << 40) - 1))).size)
             if self._atom_n < self.max_records:
                 self._atom.append(a.copy())
+                self._atom_order.append(np.asarray(blocks, np.int64) * (1 << 20) + np.asarray(tids, np.int64))
                 self._atom_n += a.size
             return
         if self._recorded >= self.max_records:
@@ -128,11 +154,43 @@ class Profile(Counters):
         self._st.append(np.full(n, op == "st", bool))
         self._recorded += n
 
+    def _watch_stream(self, pc: int, blocks, tids, addrs) -> None:
+        """A watched lane's load of the sector its previous load at this pc read (a thread walking
+        its own row): the L1 serves it at any problem size, unlike a gather's reuse."""
+        inside = np.isin(np.asarray(blocks, np.int64), self._watched)
+        if not inside.any():
+            return
+        keys = np.asarray(blocks, np.int64)[inside] * 4096 + np.asarray(tids, np.int64)[inside]
+        sectors = addrs[inside] >> 5
+        prev = self._prev_sector.setdefault(pc, {})
+        hits = 0
+        for key, sec in zip(keys.tolist(), sectors.tolist()):
+            hits += prev.get(key) == sec
+            prev[key] = sec
+        row = self._stream.setdefault(pc, [0, 0])
+        row[0] += hits
+        row[1] += int(keys.size)
+
+    def _watch_summary(self) -> dict | None:
+        """The watched blocks that ran: their count, each warp's issues, each instruction's issues."""
+        ran = np.intersect1d(self._watched, np.concatenate(self._blocks) if self._blocks else np.zeros(0, np.int64))
+        if not ran.size or not self._watch_pcs:
+            return None
+        warps = (ran[:, None] * self._wpb + np.arange(self._wpb)[None, :]).reshape(-1)
+        issues = self._warp_issues[warps[warps < self._warp_issues.size]]
+        return {"blocks": int(ran.size), "warp_issues": issues[issues > 0].copy(), "pcs": dict(self._watch_pcs),
+                "stream": {pc: tuple(v) for pc, v in self._stream.items()}}
+
     def on_kernel_end(self) -> None:
         super().on_kernel_end()
         cat = (lambda xs, t: np.concatenate(xs) if xs else np.zeros(0, t))
         atoms = cat(self._atom, np.int64)
         same = int(np.unique(atoms, return_counts=True)[1].max()) if atoms.size else 0
+        hot = int(np.bincount(np.unique(atoms, return_inverse=True)[1]).argmax()) if atoms.size else 0
+        # addresses that never fall as the thread index rises (y[row of this thread], a per-row
+        # sum): each address belongs to a stretch of the grid, not to every block
+        order = np.argsort(cat(self._atom_order, np.int64), kind="stable")
+        monotone = bool(atoms.size) and bool((np.diff(atoms[order]) >= 0).all())
         self.launches.append({
             "kernel": self.kernel, "grid": self._grid, "block": self._block, "shared": self._shared,
             "blocks_run": cat(self._blocks, np.int64),
@@ -144,6 +202,10 @@ class Profile(Counters):
                         "store": cat(self._st, bool)},
             "truncated": self._recorded >= self.max_records,
             "atomic_lanes": int(atoms.size), "atomic_same_address_max": same,
+            "atomic_hot_address": int(np.unique(atoms)[hot]) if atoms.size else 0, "atomic_monotone": monotone,
+            "atomic_serial": self._atom_serial, "atomic_sectors": self._atom_sectors,
+            "atomic_lines": int(np.unique(atoms >> 7).size),
             "warp_issues": self._warp_issues[self._warp_issues > 0].copy(),
+            "watch": self._watch_summary(),
             "barriers": self._barriers, "shared_atomic_cost": dict(self._satom), "lines": dict(self._lines),
         })

@@ -46,6 +46,19 @@ def edge_count(n: int, graph: str, degree: int) -> int:
     raise ValueError(f"unknown graph {graph!r}")
 
 
+def work(inputs: dict, **_) -> np.ndarray:
+    """Per vertex, its out-edges: the loop a vertex's thread (or warp) walks (the H200 model's hubs)."""
+    return np.diff(inputs["row_ptr"].astype(np.int64))
+
+
+def heaviest(rng: np.random.Generator, n: int, graph: str = "rmat", degree: int = 8, **_) -> float | None:
+    """The largest out-degree generate() makes, expected (the graph itself is too large to draw
+    for this): R-MAT's hub, the vertex whose source bits are all 0, takes 0.76 of the edges per bit."""
+    if graph != "rmat":
+        return None
+    return edge_count(n, graph, degree) * 0.76 ** max(1, math.ceil(math.log2(max(n, 2))))
+
+
 def generate(rng: np.random.Generator, n: int, graph: str = "rmat", degree: int = 8, **_) -> dict:
     m = edge_count(n, graph, degree)
     source = 0

@@ -23,6 +23,16 @@ def _lengths(rng, B: int, Lmax: int, dist: str) -> np.ndarray:
     return lens.astype(np.int64)
 
 
+def work(inputs: dict, **_) -> np.ndarray:
+    """Per sequence, its tokens: the loop a sequence's thread, warp or block walks (the H200 model's heavy rows)."""
+    return inputs["seq_lens"].astype(np.int64)
+
+
+def heaviest(rng: np.random.Generator, B: int, Lmax: int, dist: str = "powerlaw", **_) -> int:
+    """The longest sequence generate(rng, ...) makes, without the pool: its first draws are the lengths."""
+    return int(_lengths(rng, B, Lmax, dist).max())
+
+
 def generate(rng: np.random.Generator, B: int, Hkv: int, G: int, Lmax: int, dist: str = "powerlaw", **_) -> dict:
     Hq = Hkv * G
     lens = _lengths(rng, B, Lmax, dist)

@@ -50,6 +50,18 @@ def generate(rng: np.random.Generator, m: int, k: int, avg: int, dist: str = "po
             "vals": vals.astype(np.float32), "x": x.astype(np.float32), "nnz": nnz}
 
 
+def work(inputs: dict, **_) -> np.ndarray:
+    """Per row, its non-zeros: the loop a row's thread (or warp) walks (the H200 model's heavy rows)."""
+    return np.diff(inputs["row_ptr"].astype(np.int64))
+
+
+def heaviest(rng: np.random.Generator, m: int, avg: int, dist: str = "powerlaw", **_) -> int:
+    """The longest row generate(rng, ...) makes, without the matrix: its first draws are the lengths."""
+    if dist == "banded":
+        return max(1, avg)
+    return int(_lengths(rng, m, avg, dist).max())
+
+
 def _rows(inputs: dict) -> np.ndarray:
     return np.repeat(np.arange(len(inputs["row_ptr"]) - 1), np.diff(inputs["row_ptr"].astype(np.int64)))
 

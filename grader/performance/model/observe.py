@@ -25,6 +25,7 @@ import numpy as np
 
 from harness.backends.base import Buffer
 from harness.backends.cpu import CpuBackend
+from grader.performance.model import heavy
 from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvable, _halvings_between,
                                              _model_cases, _scalars, halve_model)
 from harness.backends.plan import Plan
@@ -51,9 +52,11 @@ class DryBackend(CpuBackend):
         super().__init__()
         self._top = _FAKE_BASE
         self.dry_launches: list[tuple] = []
+        self.allocations: list[int] = []  # elements of each buffer, in the order the plan made them
 
     def alloc(self, count, dtype):
         dtype = np.dtype(dtype)
+        self.allocations.append(int(count))
         handle, self._top = self._top, self._top + (count * dtype.itemsize + 511) // 256 * 256
         return Buffer(handle, dtype, count)
 
@@ -87,23 +90,36 @@ def dry_launches(kata, ptx, filename, launch_fn, launch_file, params: dict, extr
     env = _env(kata, params, scalars)
     buffers = {a.name: backend.alloc(_count(a, env), a.dtype) for a in kata.arrays}
     _run_plan(backend, launch_fn, launch_file, kata, buffers, scalars)
-    return backend.dry_launches
+    return backend.dry_launches, backend.allocations
 
 
 def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: str, seed: int,
               sample_threads: int = SAMPLE_THREADS, steps: int = RUN_STEPS) -> tuple:
-    """(Profile launches, cost at params, stopped, out of budget, emulated work) of the model run."""
+    """(Profile launches, cost at params, stopped, out of budget, emulated work, extra) of the model
+    run; extra: the work of the item whose blocks were watched or probed ("heavy") and the
+    probe's Profile launches ("probe", heavy.py) where the kata declares per-item work."""
     from harness.emulator.profile import Profile
 
-    profile = Profile()
+    rng = np.random.default_rng(seed)
+    inputs = dict(kata.reference.generate(rng, **params))
+    item = heavy.heavy_item(kata, inputs, {**params, **_scalars(kata, params, {}, inputs)})
+    # the blocks holding the heaviest item keep their own counts (a full run's longest warp)
+    profile = Profile(watch=(lambda grid: heavy.probe_blocks(item["frac"], grid)) if item else None)
     backend = CpuBackend(observers=[profile], wall_clock_s=SAFETY_WALL_S)
     backend.run_budget = int(steps)
+    allocations = []  # (address, bytes, elements) of every buffer: which one an atomic's address is in
+    alloc = backend._alloc
+
+    def logged(count, dtype):
+        buf = alloc(count, dtype)
+        allocations.append((backend._address(buf), buf.nbytes, buf.size))
+        return buf
+
+    backend._alloc = logged
     backend.load(ptx, None, filename)
     if mode in ("sample", "data"):
         backend.sample = lambda name, grid, block: np.arange(
             min(int(np.prod(grid)), max(1, sample_threads // max(1, int(np.prod(block))))))
-    rng = np.random.default_rng(seed)
-    inputs = dict(kata.reference.generate(rng, **params))
     scalars = _scalars(kata, params, {}, inputs)
     env = _env(kata, params, scalars)
     buffers = {}
@@ -127,7 +143,17 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
         L["syncs"] = 0
     if profile.launches:
         profile.launches[-1]["syncs"] = reads[0]
-    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), backend.work
+    for L in profile.launches:
+        found = [i for i, (at, size, n) in enumerate(allocations) if at <= L.get("atomic_hot_address", -1) < at + max(1, size)]
+        L["atomic_buffer"] = found[0] if found else -1
+        L["atomic_buffer_elems"] = allocations[found[0]][2] if found else 0
+    extra = {"heavy": item["work"] if item else None, "probe": None, "probe_work": 0}
+    work = backend.work
+    if item is not None and mode in ("sample", "data") and not backend.out_of_budget:
+        extra["probe"] = heavy.run_probe(backend, profile, item["frac"], lambda: _run_plan(
+            backend, launch_fn, launch_file, kata, buffers, scalars))
+        extra["probe_work"] = backend.work - work  # bounded by heavy.PROBE_WORK, not the run's budget
+    return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), work, extra
 
 
 def _largest_public(kata) -> dict:
@@ -143,8 +169,11 @@ def _largest_public(kata) -> dict:
 
 
 def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: str, seed: int = 0,
-                      cases=None, registers: dict | None = None):
-    """Runs in the worker: one observation dict per bench case (summaries only, no records)."""
+                      cases=None, registers: dict | None = None, bench_seeds: list | None = None):
+    """Runs in the worker: one observation dict per bench case (summaries only, no records).
+    bench_seeds: the seed of each bench case's inputs on the GPU (a GPU grade's with this seed
+    unless given), for the heaviest item those inputs hold (heavy.py)."""
+    from grader.performance.prefetching import BENCH_SEED_OFFSET
     from grader import catalog
     from grader.performance.model import summarise
     from grader.performance.model.h200 import entry as kata_entry
@@ -160,10 +189,13 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
     for n, entry in enumerate(entries):
         bench = dict(entry["case"])
         extra = entry.get("bench_scalars", {})
+        index = lib["cases"].index(entry)
+        seed_b = bench_seeds[index] if bench_seeds else int(seed) + BENCH_SEED_OFFSET + index
+        heaviest = heavy.bench_heaviest(kata, {**bench, **extra}, seed_b)
         try:
-            dry = dry_launches(kata, ptx, filename, launch_fn, launch_file, bench, extra)
+            dry, dry_buffers = dry_launches(kata, ptx, filename, launch_fn, launch_file, bench, extra)
         except Exception as exc:  # a plan that reads results back to steer itself: no dry run
-            dry, dry_error = [], f"{type(exc).__name__}: {exc}"
+            dry, dry_buffers, dry_error = [], [], f"{type(exc).__name__}: {exc}"
         else:
             dry_error = ""
         if lib.get("default") and mode == "full":
@@ -192,7 +224,7 @@ def observe_in_worker(launch_fn, launch_file, kata_id: str, ptx: str, filename: 
         entry = {**entry, "model_case": params_list[0],
                  "model_case2": params_list[1] if len(params_list) > 1 else None}
         out.append(summarise.observation(kata, entry, {**lib, "mode": mode}, dry, dry_error, runs, stopped, ptx,
-                                         filename, registers, over))
+                                         filename, registers, over, heaviest, dry_buffers))
     return out
 
 
@@ -204,6 +236,7 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
     a lower bound."""
     used = 0
     names = _halvable(kata, lib, params_list[-1], model=True)
+    sample = lib.get("sample_threads", SAMPLE_THREADS)
     for attempt in range(MAX_HALVINGS + 1):
         runs, stopped, over = [], False, False
         for params in params_list:
@@ -214,19 +247,20 @@ def _observe_case(run, kata, lib, ptx, filename, launch_fn, launch_file, params_
                 allowance = min(allowance, int(0.75 * budget))
             steps = max(1000, min(RUN_STEPS, allowance))
             try:
-                launches, cost, cut, out, issued = run(kata, ptx, filename, launch_fn, launch_file, dict(params),
-                                                       mode, seed, lib.get("sample_threads", SAMPLE_THREADS), steps)
+                launches, cost, cut, out, issued, extra = run(kata, ptx, filename, launch_fn, launch_file,
+                                                              dict(params), mode, seed,
+                                                              sample, steps)
             except ValueError:
                 if not lib.get("default") or mode == "full":
                     raise
                 return None, False, False, used, params_list
             used += issued
-            runs.append((launches, cost))
+            runs.append((launches, cost, extra))
             stopped, over = stopped or cut, over or out
             if out:
                 break
             after = params_list[len(runs)] if len(runs) < len(params_list) else None
-            if after is not None and not run.known(after, mode, seed, lib.get("sample_threads", SAMPLE_THREADS)) \
+            if after is not None and not run.known(after, mode, seed, sample) \
                     and 2 * issued > int(1.5 * budget) - used:
                 # the larger shape would not fit (a thread's loop at least doubles with it): the
                 # pair below instead, this shape reused as its larger one
@@ -262,10 +296,10 @@ def _memo(fn, kata):
         key = json.dumps([params, mode, seed, sample_threads], sort_keys=True, default=str)
         hit = seen.get(key)
         if hit is not None and (not hit[1][3] or hit[0] >= steps):
-            launches, cost, cut, out, _ = hit[1]
-            return copy.deepcopy(launches), cost, cut, out, 0
+            launches, cost, cut, out, _, extra = hit[1]
+            return copy.deepcopy(launches), cost, cut, out, 0, copy.deepcopy(extra)
         result = fn(kata_, ptx, filename, launch_fn, launch_file, params, mode, seed, sample_threads, steps)
-        seen[key] = (steps, (copy.deepcopy(result[0]),) + tuple(result[1:]))
+        seen[key] = (steps, (copy.deepcopy(result[0]),) + tuple(result[1:5]) + (copy.deepcopy(result[5]),))
         return result
 
     def known(params, mode, seed, sample_threads) -> bool:

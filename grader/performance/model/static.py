@@ -58,7 +58,9 @@ def _regs(op) -> list[str]:
 
 
 def _space(inst) -> str | None:
-    if inst.op not in ("ld", "ldu"):
+    """Where a load, or an atomic whose old value comes back (atom: a round trip to the L2's
+    atomic unit or shared memory, unlike red), waits."""
+    if inst.op not in ("ld", "ldu", "atom"):
         return None
     if "shared" in inst.mods:
         return "shared"

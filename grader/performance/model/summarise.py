@@ -46,6 +46,8 @@ class PcCounts:
     l1_hits: float = 0.0
     l2_hits: float = 0.0
     dram_sectors: float = 0.0
+    #: of the watched blocks' loads (heavy.py), those of the sector the lane's previous load here read
+    stream_share: float | None = None
     batch: LoadBatch | None = None
 
     def scaled(self, g: float) -> PcCounts:
@@ -76,6 +78,13 @@ class LaunchSummary:
     syncs: int = 0  # values the plan read back after this launch (device-to-host syncs)
     warp_max: float = 0.0  # the busiest warp's instructions
     warp_mean: float = 0.0  # the average warp's, of the warps that ran
+    atomic_sectors: float = 0.0  # (warp request, sector) pairs of global atomics per block
+    atomic_serial: float = 0.0  # per warp request its most lanes on one address, summed, per block
+    atomic_lines: float = 1.0  # distinct 128-byte lines the run's global atomics hit
+    #: the most-hit address belongs to a stretch of the grid (a row's sum): atomic_same_address_max
+    #: is then that address's whole count, not a per-block share of one every block hits
+    atomic_private: bool = False
+    atomic_buffer: int = -1  # which buffer (in the plan's order of making them) holds that address
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,11 @@ class Observation:
     stopped: bool
     cost_bench: dict = field(default_factory=dict)
     out_of_budget: bool = False
+    #: per launch, the probe of the blocks holding the heaviest item (heavy.py), or None
+    probes: list = field(default_factory=list)
+    #: the bench inputs' heaviest item over the model run's (1.0 where the kata declares none)
+    heavy_ratio: float = 1.0
+    dry_buffers: list = field(default_factory=list)  # elements of each bench-shape buffer, in order made
 
 
 def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
@@ -133,15 +147,41 @@ def _launch(L: dict, footprint: float, registers: dict, batches: dict) -> Launch
             shared_atomic_steps=L["shared_atomic_cost"].get(pc, 0) * per, l1_lines=L.get("lines", {}).get(pc, 0) * per,
             cache_accesses=c.get("accesses", 0) * per, l1_hits=c.get("l1_hits", 0) * per,
             l2_hits=c.get("l2_hits", 0) * per, dram_sectors=c.get("dram_sectors", 0) * per,
-            batch=LoadBatch(*batches[pc]) if pc in batches else None)
+            batch=LoadBatch(*batches[pc]) if pc in batches else None,
+            stream_share=_stream_share(L, pc))
     warps = L.get("warp_issues")
+    same = L["atomic_same_address_max"] * per
+    elems = int(L.get("atomic_buffer_elems", 0) or 0)
+    private = bool(L.get("atomic_monotone")) and elems > 1 and L["atomic_lanes"] > 0
+    if private:  # the grid's atomics spread evenly along the buffer, the sample's hottest at least
+        same = max(float(L["atomic_same_address_max"]), L["atomic_lanes"] * per * grid / elems)
     return LaunchSummary(
         kernel=L["kernel"], grid=tuple(L["grid"]), block=tuple(L["block"]), shared=int(L["shared"]),
         blocks_run=ran, blocks_total=grid, pcs=pcs, cache_truncated=bool(L["truncated"]),
-        atomic_lanes=L["atomic_lanes"] * per, atomic_same_address_max=L["atomic_same_address_max"] * per,
+        atomic_lanes=L["atomic_lanes"] * per, atomic_same_address_max=same,
+        atomic_sectors=L.get("atomic_sectors", 0) * per, atomic_serial=L.get("atomic_serial", 0) * per,
+        atomic_lines=float(max(1, L.get("atomic_lines", 1))), atomic_private=private,
+        atomic_buffer=int(L.get("atomic_buffer", -1)),
         barriers=L["barriers"] * per, syncs=int(L.get("syncs", 0)),
         warp_max=float(warps.max()) if warps is not None and warps.size else 0.0,
         warp_mean=float(warps.mean()) if warps is not None and warps.size else 0.0)
+
+
+def _stream_share(L: dict, pc: int) -> float | None:
+    hits, loads = ((L.get("watch") or {}).get("stream") or {}).get(pc, (0, 0))
+    return hits / loads if loads else None
+
+
+def _watched(L: dict, summary: LaunchSummary) -> LaunchSummary | None:
+    """The blocks holding the heaviest item, as a launch of their own: each instruction's count
+    theirs, its cache behaviour the launch's (Profile's watch)."""
+    w = L.get("watch")
+    if not w or not w["warp_issues"].size:
+        return None
+    n = float(w["blocks"])
+    pcs = {pc: replace(r, instructions=w["pcs"].get(pc, 0) / n) for pc, r in summary.pcs.items() if pc in w["pcs"]}
+    return replace(summary, pcs=pcs, blocks_run=int(n), barriers=summary.barriers,
+                   warp_max=float(w["warp_issues"].max()), warp_mean=float(w["warp_issues"].mean()))
 
 
 def _extrapolate(a: LaunchSummary, b: LaunchSummary, e: float, anchor: dict) -> LaunchSummary:
@@ -165,6 +205,7 @@ def _extrapolate(a: LaunchSummary, b: LaunchSummary, e: float, anchor: dict) -> 
               / sum(b.pcs[pc].global_atomic_requests for pc in atoms)) if atoms else 1.0
     return replace(b, pcs={pc: r.scaled(grow[pc]) for pc, r in b.pcs.items()},
                    atomic_lanes=b.atomic_lanes * g_atom, atomic_same_address_max=b.atomic_same_address_max * g_atom,
+                   atomic_sectors=b.atomic_sectors * g_atom, atomic_serial=b.atomic_serial * g_atom,
                    barriers=f(a.barriers, b.barriers), warp_max=f(a.warp_max, b.warp_max),
                    warp_mean=f(a.warp_mean, b.warp_mean))
 
@@ -205,8 +246,11 @@ def _bench_cost(kata, bench: dict, entry: dict, runs: list) -> dict:
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
-                ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False) -> Observation:
-    """runs: [(Profile launches, cost)] of one or two model runs (the second at a larger shape)."""
+                ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False,
+                bench_heaviest: float | None = None, dry_buffers: list | None = None) -> Observation:
+    """runs: [(Profile launches, cost, extra)] of one or two model runs (the second at a larger
+    shape); extra (observe.model_run) carries the heaviest item's work and the probe's launches;
+    bench_heaviest: the GPU's inputs' heaviest item (heavy.bench_heaviest)."""
     import math
 
     from harness.emulator.ptx import load_ptx
@@ -216,11 +260,11 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     bench = dict(entry["case"])
     cost_bench = _bench_cost(kata, bench, entry, runs)
     key = lib["scale_by"]
-    work = [max(1.0, float(c.get(key, 0) or 0)) for _, c in runs]
+    work = [max(1.0, float(r[1].get(key, 0) or 0)) for r in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
     summaries = [[_launch(L, float(c.get("bytes", 1) or 1) / foot, registers or {}, batches)
-                  for L in launches] for launches, c in runs]
+                  for L in r[0]] for r in runs for c in (r[1],)]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})
@@ -241,7 +285,17 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
         method = "complete"
     else:
         method = "sampled"
+    extra = runs[-1][2] if runs and len(runs[-1]) > 2 else {}
+    probes = [_launch(P, float(runs[-1][1].get("bytes", 1) or 1) / foot, registers or {}, batches)
+              for P in extra.get("probe") or []]
+    if probes and [P.kernel for P in probes] != [L.kernel for L in launches]:
+        probes = [next((P for P in probes if P.kernel == L.kernel), None) for L in launches]
+    if not probes and how == "one":  # a whole-grid run: the watched blocks' own counts (heavy.py)
+        probes = [_watched(L, S) for L, S in zip(runs[-1][0], launches)]
+    seen = extra.get("heavy")
+    ratio = bench_heaviest / seen if bench_heaviest and seen else 1.0
     return Observation(case=bench, model_case=model_case, model_case2=entry.get("model_case2"), method=method,
                        mode=lib["mode"], per_block=bool(lib.get("per_block")), work_ratio=wb / work[-1], runs=how,
                        dry=[tuple(d) for d in dry], dry_error=dry_error, launches=launches, stopped=stopped,
-                       cost_bench=cost_bench, out_of_budget=out_of_budget)
+                       cost_bench=cost_bench, out_of_budget=out_of_budget, probes=probes, heavy_ratio=ratio,
+                       dry_buffers=list(dry_buffers or []))

@@ -41,6 +41,7 @@ class LaunchCost:
     same_address: float  # lanes serialised on the most-hit address
     shared_wavefronts: float
     shared_requests: float
+    atomic_chain: float = 0.0  # the longest chain of read-modify-writes on one L2 atomic unit
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,10 @@ class Atomic(Term):
 
     def bound(self, c):
         same = max(t.same_address for t in c.launches)
+        chain = max(t.atomic_chain for t in c.launches)
+        if chain > 1.5 * same:  # lanes of one warp on one address, many warps on a few lines
+            return (f"same-address atomics: a warp's lanes on one address are applied one after another, "
+                    f"{chain:,.0f} in turn on the busiest L2 atomic unit")
         return f"same-address atomics: {same:,.0f} atomics serialised on one address"
 
     def advice(self, c):

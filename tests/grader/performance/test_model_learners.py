@@ -39,3 +39,25 @@ def test_a_single_block_reduction_is_one_sm_s_work_not_the_whole_gpu_s():
     (case,) = e.cases
     assert case.resource == "latency" and case.seconds > 100 * case.floor_s
     assert e.tier == "below target" and case.score == pytest.approx(case.floor_s / case.seconds, rel=0.05)
+
+
+def test_a_power_law_row_s_thread_sets_a_thread_per_row_spmv_s_time():
+    """One thread per row: the power-law matrix's longest row (tens to hundreds of thousands of
+    non-zeros at the bench shape, as the bench's seed draws it) is one thread's serial chain,
+    however idle the other SMs; the H200 took 27.4 ms there (a 467K-row draw) and 0.67 ms on the
+    uniform matrix (issue 23's corpus); the model once said 0.9 ms."""
+    e = _estimate("spmv", LEARNER / "spmv_thread_per_row")
+    uniform, _banded, powerlaw = e.cases
+    assert powerlaw.resource == "latency" and powerlaw.seconds > 3 * uniform.seconds
+    assert powerlaw.seconds >= powerlaw.floor_s and "excellent" not in e.headline()
+
+
+def test_lanes_adding_into_their_own_row_are_not_one_address_every_block_hits():
+    """A warp per row whose lanes atomicAdd into y[row]: each address takes its row's 32 lanes,
+    not 32 from every block of the grid (the model once said 4,194,304 on one address)."""
+    import re
+
+    e = _estimate("spmv", LEARNER / "spmv_warp_per_row_lane_atomics")
+    for c in e.cases:
+        hot = re.search(r"([\d,]+) atomics serialised on one address", c.bound)
+        assert hot is None or int(hot.group(1).replace(",", "")) <= 64
