@@ -19,7 +19,7 @@ from grader.grading.cases import reference_params
 from grader.performance import score as _score
 from grader.performance.bench_inputs import bench_data
 from grader.performance.results import CaseTiming, PerformanceResult, RawPerformance
-from grader.performance.prefetching import BENCH_SEED_OFFSET, ROTATION_SEED
+from grader.performance.prefetching import bench_seeds, rotation_seeds
 from grader.performance.rotation import FLOOR_FRACTION
 from harness.measure import timing
 
@@ -65,10 +65,11 @@ def judge(kata, raw: RawPerformance, *, seed: int = 0, cases=None, data: dict | 
 
     if len(raw.cases) != len(cases) or any(dict(rc.case) != c for rc, c in zip(raw.cases, cases)):
         return fail(f"the GPU worker measured other cases than the kata's bench cases {list(cases)}")
-    for i, (rc, case) in enumerate(zip(raw.cases, cases)):
+    seeds = bench_seeds(len(cases), seed)
+    for i, (rc, case, case_seed, other_seed) in enumerate(zip(raw.cases, cases, seeds, rotation_seeds(seeds))):
         t = time.perf_counter()
-        mine = data.get(i) or bench_data(kata, case, seed + BENCH_SEED_OFFSET + i)
-        fresh = data.get(("rotation", i)) or bench_data(kata, case, seed + BENCH_SEED_OFFSET + i + ROTATION_SEED)
+        mine = data.get(i) or bench_data(kata, case, case_seed)
+        fresh = data.get(("rotation", i)) or bench_data(kata, case, other_seed)
         wrong = _check(kata, mine.inputs, rc.checked, case, mine.expected, mine.scales)
         phases["check"] = phases.get("check", 0.0) + time.perf_counter() - t
         if wrong:

@@ -27,7 +27,7 @@ import numpy as np
 
 from grader.performance import prefetching
 from grader.performance.bench_inputs import bench_data
-from grader.performance.prefetching import BENCH_SEED_OFFSET, ROTATION_SEED
+from grader.performance.prefetching import bench_seeds, rotation_seeds
 from grader.performance.rotation import Rotation as _Rotation
 from grader.grading.cases import reference_params
 from grader.performance.judge import judge
@@ -193,13 +193,15 @@ def _measure(kata, compiled, launch_fn, *, launch_file=None, backend=None, seed:
     results: list[RawCase] = []
     used: dict = {}
     use_pre = pre is not None and cases is None and pre.cases == tuple(dict(c) for c in kata.bench.cases)
-    for i, case in enumerate(cases if cases is not None else kata.bench.cases):
+    todo = tuple(cases if cases is not None else kata.bench.cases)
+    seeds = bench_seeds(len(todo), seed)
+    for i, (case, case_seed, other_seed) in enumerate(zip(todo, seeds, rotation_seeds(seeds))):
         data = pre.data.get(i) if use_pre else None
         if data is None:
-            data = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i)
+            data = bench_data(kata, case, case_seed)
             _add(phases, "data", data.seconds)
         t = time.perf_counter()
-        bufs = _Case(kata, backend, case, seed + BENCH_SEED_OFFSET + i, data.inputs)
+        bufs = _Case(kata, backend, case, case_seed, data.inputs)
         _add(phases, "upload", time.perf_counter() - t)
         t = time.perf_counter()
         bufs.prepare()
@@ -213,7 +215,7 @@ def _measure(kata, compiled, launch_fn, *, launch_file=None, backend=None, seed:
         t = time.perf_counter()
         fresh = pre.data.get(("rotation", i)) if use_pre else None
         if fresh is None:
-            fresh = bench_data(kata, case, seed + BENCH_SEED_OFFSET + i + ROTATION_SEED)
+            fresh = bench_data(kata, case, other_seed)
             _add(phases, "data", fresh.seconds)
         used[i], used[("rotation", i)] = data, fresh
         other = _Case(kata, backend, case, 0, fresh.inputs)
