@@ -7,6 +7,7 @@ grades spawn: pyproject.toml puts tests/ on pytest's `pythonpath`.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,12 +23,19 @@ KERNEL = '''extern "C" __global__ void reduce(const float* x, float* out, int n)
 
 
 @pytest.fixture(autouse=True)
-def kata_home(tmp_path, monkeypatch) -> Path:
+def kata_home(tmp_path, monkeypatch):
     """This test's own kata store."""
     home = tmp_path / "home"
     monkeypatch.setenv("KATA_HOME", str(home))
     monkeypatch.setenv("KATA_BENCH_AHEAD", "0")  # `kata start` makes no bench inputs ahead unless a test asks
-    return home
+    yield home
+    # A dialect backend keeps each kernel.py's sandboxed process for the life of its (worker) process;
+    # in the test process that would outlive the test and show up in a later test's process counts.
+    dialect = sys.modules.get("harness.backends.dialect")
+    if dialect is not None:
+        for _, process in list(dialect._MODULES.values()):
+            process.close()
+        dialect._MODULES.clear()
 
 
 @pytest.fixture
