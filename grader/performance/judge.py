@@ -105,4 +105,13 @@ def judge(kata, raw: RawPerformance, *, seed: int = 0, cases=None, data: dict | 
     ok = bool(results) and not any(r.recheck for r in results)
     return PerformanceResult(ok, **base, cases=tuple(results), summary=summary, occupancy=tuple(raw.occupancy),
                              flags=tuple(flags), wall_s=raw.wall_s + time.perf_counter() - t0, data_s=raw.data_s,
-                             error=None if ok else "the output was wrong after timing", phases=phases)
+                             error=None if ok else _after_timing(results), phases=phases)
+
+
+def _after_timing(results) -> str:
+    """Why a pass before timing became a fail after it: the case, what was off, and the likely cause."""
+    r = next(r for r in results if r.recheck)
+    return (f"the output was wrong after timing at {r.case}: {r.recheck[0]}. The checked run before timing "
+            "passed, so the result changes from run to run: a sum whose order depends on the schedule (many "
+            "float atomicAdds into one value lose more than the tolerance on some orders; sum in a wider type "
+            "or with fewer atomics), a race, or state kept between launches")

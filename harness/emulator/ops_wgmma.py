@@ -8,7 +8,12 @@
 
 A warpgroup is four consecutive warps; warp w of it owns rows 16w..16w+15 of the 64-row tile, so
 each warp computes its rows on its own: D = A·B + (scale-d ? D : 0), the product exact in float64
-and rounded once. D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A
+and rounded once. An fp8 wgmma with f32 accumulators keeps only 13 mantissa bits of that sum
+(an "FP22" accumulator, cut toward zero: SageAttention2 measured it on Ada and Hopper, DeepSeek-V3
+reports "around 14 bits" on the H800), so its result is cut to 13 bits here as on the H200. The
+fp8 kernels that pass on the H200 promote each 128-wide group of k into float32 registers on the
+CUDA cores (DeepSeek-V3's recipe); one accumulator across all of K loses about 2^-13 of the sum per
+step on both. D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A
 is mma.sync's m16n8k16 (k8 tf32, k32 fp8) A fragment of the warp's rows.
 
 Shared-memory operands come from 64-bit matrix descriptors: start address, leading and stride byte
@@ -37,6 +42,7 @@ _IN = {"bf16": 2, "f16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1}
 _K = {"bf16": 16, "f16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 _SPAN = {0: 0, 1: 128, 2: 64, 3: 32}  # descriptor layout code -> swizzle bytes
 _MODE = {0: 0, 1: 3, 2: 2, 3: 1}  # descriptor layout code -> tensormap swizzle mode
+_FP22 = np.uint32(0xFFFFFC00)  # f32 bits that keep 13 of 23 mantissa bits, cut toward zero
 
 
 class _WarpState:
@@ -180,6 +186,7 @@ def _mma(eng, inst):
     tb_t = (imms[3] if not reg_a else imms[2]) if two_byte and len(imms) > (3 if not reg_a else 2) else 0
     ea, eb = _IN[ta], _IN[tb]
     amap = _a_map(ta)
+    fp8_f32 = ta in ("e4m3", "e5m2") and td == "f32"
     inst.aux = None
 
     def run(sel):
@@ -215,6 +222,8 @@ def _mma(eng, inst):
                 st.check.wgmma_issued(block, warp, ws.committed, ranges, inst.line)
             out = A @ B + (acc if sd[i, 0] else 0.0)
             raw = _pack_d(out, td)
+            if fp8_f32:
+                raw &= _FP22  # the H200 keeps 13 mantissa bits of an fp8 wgmma's sum (module docstring)
             for r, v in enumerate(dviews):
                 v[lanes] = raw[:, r]
             ws.snapshot = raw.copy()

@@ -235,6 +235,14 @@ WG_CASES = {f"{k}:{lay}": (k, lay) for k, lays in (
     ("wgmma_bf16_k", ("none", "32B", "64B", "128B")), ("wgmma_bf16_mn", ("none", "32B", "64B", "128B")),
     ("wgmma_tf32", ("none", "128B")), ("wgmma_fp8", ("32B", "128B")), ("wgmma_f16_rega", ("128B",)))
     for lay in lays}
+# fp8 with accumulators near 4096, where float32 keeps 2^-11 but the H200's fp8 sum keeps 2^-1: each
+# wgmma's result is cut to 13 mantissa bits toward zero (ops_wgmma's docstring)
+WG_CASES["wgmma_fp8:128B:fp22"] = ("wgmma_fp8", "128B")
+
+
+def _fp22(x):
+    """float64 -> float32 cut to 13 mantissa bits toward zero, as an fp8 wgmma leaves its sum."""
+    return (np.asarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFFC00)).view(np.float32).astype(np.float64)
 
 
 @case("hopper_wgmma", *WG_CASES)
@@ -262,6 +270,8 @@ def wgmma_tile(dev, name, rng):
     step_rec[2] = a_off[0] | (a_off[1] << 32)
     step_rec[3] = b_off[0] | (b_off[1] << 32)
     C = rng.integers(-8, 9, (64, N)).astype(np.float32)
+    if name.endswith(":fp22"):
+        C += np.float32(4096.0)
     lane = np.arange(128)
     w, g, t4 = lane // 32, (lane % 32) // 4, lane % 4
     e = np.arange(8)[None, :]
@@ -280,6 +290,10 @@ def wgmma_tile(dev, name, rng):
                                 dev.upload(C[rows, cols].astype(np.float32)), dev.upload(areg), out])
     got = dev.read(out, np.float32, 128 * 8).reshape(128, 8)
     want = (A @ B.T) * sign_b + C
+    if kind == "fp8":  # two wgmmas, k steps 0 and 1, each cut
+        want = _fp22(A[:, K:] @ B[:, K:].T + _fp22(A[:, :K] @ B[:, :K].T + C))
+        if name.endswith(":fp22"):  # the cut shows: float32 would have kept fractions here
+            assert (want != np.float32(A @ B.T + C)).any()
     assert (got == want[rows, cols]).all(), f"{name}: {np.argwhere(got != want[rows, cols])[:3]}"
     return {"D": got}
 
