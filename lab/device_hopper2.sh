@@ -12,7 +12,7 @@
 #   4. `kata dev check KATA --backend gpu` of both, in parallel;
 #   5. lab/model/hopper/rates.py: the model's Hopper calibration kernels (sustained wgmma rate,
 #      TMA bytes per second from DRAM and from L2).
-# TC_VARIANTS="name:BN:STAGES:CONSUMERS ...", FP8_STAGES="4 6" override the lists;
+# TC_VARIANTS="name:BN:STAGES:CONSUMERS ...", FP8_STAGES="4 6" override the lists; DEVCHECK_S (60) limits each dev check;
 # ONLY=variants|bench|devcheck|rates runs one part. Results under $JOBOUT (or $OUT): variants.txt,
 # bench.txt, bench.md, devcheck.txt, hopper_rates.txt/.json, gpu.txt.
 # DRY=1 (no GPU): the variants' checks and the calibration kernels on the CPU emulator at a small
@@ -72,7 +72,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = bench ]; then
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = devcheck ]; then
   for id in tc-gemm fp8-gemm; do
-    ( { timeout 60 python3 -m grader dev check "$id" --backend gpu 2>&1; echo "exit $?"; } > "$scratch/dc_$id.txt" ) &
+    ( { timeout "${DEVCHECK_S:-60}" python3 -m grader dev check "$id" --backend gpu 2>&1; echo "exit $?"; } > "$scratch/dc_$id.txt" ) &
   done
   wait
   cat "$scratch"/dc_*.txt > "$OUT/devcheck.txt"

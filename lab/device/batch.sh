@@ -2,6 +2,7 @@
 # One device call running several of lab's device jobs in turn, each under its own time limit, with
 # their results packed into one archive ($OUT takes back at most 8 files):
 #   bash lab/device/batch.sh gpu_tests:300 tails:190 hopper2:250 firsthour:290 jail:160
+#   bash lab/device/batch.sh devcheck:250 gemm_bench:70 hopper_zoo:60 perf_tests:80 jail:150
 # Each NAME:SECONDS runs the job below with JOBOUT=$W/NAME; $OUT/results.tgz holds every folder,
 # $OUT/summary.txt each job's exit status and wall time.
 set -u
@@ -17,6 +18,15 @@ job() {  # name, JOBOUT
       KATA_REQUIRE_GPU=1 KATA_HOME=$(mktemp -d) PYTHONUNBUFFERED=1 python3 -m pytest tests -m gpu \
         -rfE --tb=short --durations=30 -p no:cacheprovider --timeout 120 > "$2/gpu_tests.txt" 2>&1
       echo "pytest exit $?" >> "$2/gpu_tests.txt"; tail -25 "$2/gpu_tests.txt" ;;
+    perf_tests)  # the performance stage's GPU tests alone
+      KATA_REQUIRE_GPU=1 KATA_HOME=$(mktemp -d) python3 -m pytest tests/gpu/test_gpu_perf.py -m gpu -rfE \
+        --tb=short -p no:cacheprovider > "$2/perf_tests.txt" 2>&1; echo "pytest exit $?" >> "$2/perf_tests.txt"
+      tail -15 "$2/perf_tests.txt" ;;
+    hopper_zoo)  # the wgmma zoo on the GPU and the emulator, bit for bit (the fp8 cut included)
+      python3 lab/tc_zoo_gpu.py --hopper --only wgmma_tile > "$2/zoo.txt" 2>&1; echo "exit $?" >> "$2/zoo.txt"
+      cat "$2/zoo.txt" ;;
+    devcheck) JOBOUT=$2 ONLY=devcheck DEVCHECK_S=${DEVCHECK_S:-240} bash lab/device_hopper2.sh ;;
+    gemm_bench) JOBOUT=$2 ONLY=bench bash lab/device_hopper2.sh ;;
     tails) JOBOUT=$2 bash lab/device/tails.sh ;;
     jail) JOBOUT=$2 bash lab/device/jail.sh ;;
     hopper2) JOBOUT=$2 bash lab/device_hopper2.sh ;;
