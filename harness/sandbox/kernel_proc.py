@@ -18,6 +18,7 @@ import inspect
 import multiprocessing
 import os
 import shutil
+import sys
 import sysconfig
 import tempfile
 import threading
@@ -184,14 +185,18 @@ def _readable(path: Path) -> list[str]:
     import harness
 
     paths = sysconfig.get_paths()
+    # sys.prefix: a virtual environment's pyvenv.cfg, read by the Python a library starts (_executables)
     roots = [str(path.resolve().parent), paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
-             str(Path(harness.__file__).resolve().parent), "/usr/lib", "/lib", "/usr/lib64", "/lib64"]
+             str(Path(harness.__file__).resolve().parent), "/usr/lib", "/lib", "/usr/lib64", "/lib64",
+             sys.prefix, sys.base_prefix]
     return [r for r in dict.fromkeys(roots) if r and os.path.isdir(r)]
 
 
 def _executables() -> tuple[str, ...]:
-    """ptxas of Triton's wheel (a Triton compile runs it) and the dynamic loader it needs."""
-    found = []
+    """ptxas of Triton's wheel (a Triton compile runs it), the dynamic loader it needs, and the running
+    Python itself: cuda-pathfinder starts it as a canary when numba looks for CUDA's headers outside
+    site-packages. The child inherits this process's Landlock rules, limits and namespaces."""
+    found = [str(Path(sys.executable).resolve())] if sys.executable else []
     try:
         import triton.backends.nvidia as nv
 
