@@ -10,7 +10,9 @@ A warpgroup is four consecutive warps; warp w of it owns rows 16w..16w+15 of the
 each warp computes its rows on its own: D = A·B + (scale-d ? D : 0), the product exact in float64
 and rounded once. An fp8 wgmma with f32 accumulators keeps only 13 mantissa bits of that sum
 (an "FP22" accumulator, cut toward zero: SageAttention2 measured it on Ada and Hopper, DeepSeek-V3
-reports "around 14 bits" on the H800), so its result is cut to 13 bits here as on the H200. The
+reports "around 14 bits" on the H800), so its result is cut to 13 bits here. That is the size of the
+H200's loss, not its bits: the H200 cuts inside a k32 step too, and differed from this cut by up to
+5 units of the 13th bit on most sums near 4096 (the zoo's wgmma_fp8:128B:fp22 case). The
 fp8 kernels that pass on the H200 promote each 128-wide group of k into float32 registers on the
 CUDA cores (DeepSeek-V3's recipe); one accumulator across all of K loses about 2^-13 of the sum per
 step on both. D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A

@@ -188,8 +188,16 @@ def _readable(path: Path) -> list[str]:
     # sys.prefix: a virtual environment's pyvenv.cfg, read by the Python a library starts (_executables)
     roots = [str(path.resolve().parent), paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
              str(Path(harness.__file__).resolve().parent), "/usr/lib", "/lib", "/usr/lib64", "/lib64",
-             sys.prefix, sys.base_prefix]
+             sys.prefix, sys.base_prefix, *_cuda_roots()]
     return [r for r in dict.fromkeys(roots) if r and os.path.isdir(r)]
+
+
+def _cuda_roots() -> list[str]:
+    """A CUDA toolkit outside site-packages (numba's libNVVM, CUDA's headers), read-only: where
+    CUDA_HOME or CUDA_PATH point, and /usr/local/cuda (the H200 image's numba found no libNVVM
+    without it)."""
+    found = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    return [str(Path(p).resolve()) for p in found if p and os.path.isdir(p)]
 
 
 def _executables() -> tuple[str, ...]:

@@ -297,10 +297,12 @@ def wgmma_tile(dev, name, rng):
     w = want[rows, cols]
     bad = got != w
     if name.endswith(":fp22"):
-        # The H200 agreed with the cut in all but one of 1024 sums (the order inside a k32 step is its
-        # own): within one unit of the 13th bit, and bit for bit in nearly all
+        # Not bitwise: the H200 differed from the emulator's cut in 887 of 1024 sums near 4096, by up to
+        # 5 units of the 13th bit either way (it cuts inside a k32 step, product by product, in an
+        # order of its own; lab/results/2026-12-02-h200-session4-call4). Both lose about 2^-12 of the sum
+        # per step where float32 loses 2^-24: the case holds them to 8 units, 2^-10 of the sum.
         ulp = np.ldexp(1.0, np.frexp(np.abs(w))[1] - 14)
-        assert (np.abs(got - w) <= ulp).all() and bad.mean() <= 0.01, \
+        assert (np.abs(got - w) <= 8 * ulp).all(), \
             f"{name}: got {got[bad][:4]}, the 13-bit cut gives {w[bad][:4]} ({int(bad.sum())} differ)"
     else:
         assert not bad.any(), f"{name}: {np.argwhere(bad)[:3]} got {got[bad][:3]}, want {w[bad][:3]}"
