@@ -186,3 +186,10 @@ def misbehave(mode):
         os.kill(os.getpid(), signal.SIGKILL)
     if mode == 7:
         os.abort()
+
+
+def big_output(launch_fn=None, launch_file=None, n=0):
+    """A `call` target: an array of n float32 (a bench case's output, in small)."""
+    import numpy as np
+
+    return np.arange(n, dtype=np.float32)

@@ -191,7 +191,9 @@ class Worker:
         The blocking send/recv run in a helper thread so that the waiting here can watch the clock
         and the child's exit at once. A big input or result does not fit in the pipe, so either side
         blocks mid-message until the other reads; only a live child ever unblocks us."""
-        proc, conn = self._proc, self._conn
+        from harness.sandbox import worker as _worker
+
+        proc, conn, scratch = self._proc, self._conn, self._scratch
         box: dict = {}
         done = threading.Event()
 
@@ -199,7 +201,8 @@ class Worker:
             try:
                 if message is not None:
                     conn.send(message)
-                box["reply"] = wire.unpack(conn.recv_bytes(wire.MAX_BYTES))  # data, never a pickle
+                spill = _worker.spill_folder(scratch) if scratch else None
+                box["reply"] = wire.unpack(conn.recv_bytes(wire.MAX_BYTES), spill)  # data, never a pickle
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = exc
             finally:

@@ -38,21 +38,29 @@ def make_backend(spec: str, sanitize: bool, counters: bool, schedule: int = 0):
 
 
 def reply(conn, obj) -> None:
-    """To the grader: plain data (harness/sandbox/wire.py), never a pickle."""
-    conn.send_bytes(wire.pack(obj))
+    """To the grader: plain data (harness/sandbox/wire.py), never a pickle; large arrays as files of
+    the spill folder the grader reads them from."""
+    conn.send_bytes(wire.pack(obj, SPILL))
 
 
 #: this worker's pipe to the grader (tests that break it on purpose find it here)
 GRADER_CONN = None
+#: where large arrays of a reply go (wire.py): spill_folder(scratch), None without a scratch folder
+SPILL = None
+
+
+def spill_folder(scratch: str) -> str:
+    return os.path.join(scratch, "wire")
 
 
 def main(conn, memory_bytes: int | None, scratch: str | None = None) -> None:
-    global GRADER_CONN
+    global GRADER_CONN, SPILL
     GRADER_CONN = conn
     if scratch:  # the grader's folder for this worker: it removes it whatever happens here
         import tempfile
 
         tempfile.tempdir = scratch
+        SPILL = spill_folder(scratch)
     # launch.py's prints must not reach the grader's stdout (it may be printing JSON).
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
