@@ -9,6 +9,7 @@ launches it by the plan's name. lineinfo gives `.loc` lines at kernel.py.
 """
 from __future__ import annotations
 
+import os
 import re
 import warnings
 from pathlib import Path
@@ -34,6 +35,22 @@ def _cuda():
     except ImportError as exc:
         raise FrontendUnavailable(f"numba-cuda is not installed: run `{languages.get('numba').install}`") from exc
     return numba, cuda
+
+
+def resolve_cuda() -> list[str]:
+    """Find and load the CUDA libraries numba compiles with (libNVVM, NVRTC, libdevice, the headers)
+    now, and return their folders. The kernel process calls this before its jail and Landlock rules:
+    with its real environment and uid the search finds what the jailed, confined search did not (on
+    the H200 image: a Python canary refused, then no libNVVM); the libraries stay loaded, and the
+    folders become readable for the compile."""
+    _cuda()
+    try:
+        from numba.cuda.cuda_paths import get_cuda_paths
+
+        found = [info for _, info in get_cuda_paths().values() if isinstance(info, str) and info]
+    except Exception:  # noqa: BLE001 - not found here either: the compile says so, in the jail
+        return []
+    return sorted({os.path.dirname(p) if os.path.isfile(p) else p for p in found if os.path.exists(p)})
 
 
 def kernels(module) -> dict:

@@ -224,6 +224,13 @@ def main(conn, path: str, scratch: str) -> None:
 
     os_sandbox.die_with_parent()
     os_sandbox.close_inherited(keep=(conn.fileno(),))
+    path_ = Path(path)
+    cuda_dirs = []
+    if language_of(path_) == "numba":  # before the environment goes and the jail starts (resolve_cuda)
+        from harness.frontends import numba as _numba
+
+        with contextlib.suppress(Exception):
+            cuda_dirs = _numba.resolve_cuda()
     for key in [k for k in os.environ if k not in ("PATH", "LANG", "LC_ALL")]:
         del os.environ[key]
     os.environ.update(HOME=scratch, TMPDIR=scratch, TRITON_CACHE_DIR=os.path.join(scratch, "triton"),
@@ -232,7 +239,6 @@ def main(conn, path: str, scratch: str) -> None:
     me = os.getpid()
     os.chdir(scratch)
     send = lambda m: conn.send_bytes(_ENC.encode(m))  # noqa: E731
-    path_ = Path(path)
     try:
         language = language_of(path_)
         if language == "triton":
@@ -243,7 +249,7 @@ def main(conn, path: str, scratch: str) -> None:
             from harness.frontends import numba as fe
 
             fe._cuda()
-        os_sandbox.confine(_readable(path_), cpu_s=900, writable=(scratch,), executable=_executables(),
+        os_sandbox.confine(_readable(path_) + cuda_dirs, cpu_s=900, writable=(scratch,), executable=_executables(),
                            keep_caps=jailed.keep_caps)
         module = load_module(path_)
         _only(me)
