@@ -49,8 +49,12 @@ def library() -> dict:
 READ_BYTES_PER_S = 4.44e12
 FP32_FLOPS = 65.2e12
 #: the tensor cores' sustained share of their dense peak under the H200's power cap: cuBLAS's bf16
-#: GEMM sustains 718 of the 989 TFLOP/s (docs/roofline.md, measured 2026-11-30). Not fitted: no
-#: wgmma calibration kernel has been timed yet; wgmma work is timed at this rate (estimate.py).
+#: GEMM sustains 718 of the 989 TFLOP/s (docs/roofline.md, measured 2026-11-30); wgmma work is timed
+#: at this rate (estimate.py). The wgmma calibration kernel (lab/model/hopper/rates.py, H200,
+#: 2026-12-02) sustains 893 bf16 and 1785 e4m3 TFLOP/s, 90 % of peak, but it moves no operands:
+#: GEMMs that stream them draw more power and run slower (cuBLAS 774 and kata's wgmma solution 712
+#: TFLOP/s at 4096³ the same day), so the GEMM-derived share stays; at 90 % the model would call
+#: the solution's tensor work 20 % faster than the H200 ran it.
 TENSOR_SUSTAINED = 718e12 / 989.4e12
 
 

@@ -7,9 +7,11 @@
 Prints, and writes as JSON, the sustained wgmma rate (bf16 m64n256k16 and e4m3 m64n256k32, two
 warpgroups on every SM, one group in flight) and the tensor copy engine's rate from DRAM (a 512 MB
 tensor read once, after the L2 flush) and from L2 (a 4 MB tensor read again and again). The model
-reads them as grader/performance/model/h200.py's TENSOR_SUSTAINED (the bf16 rate over 989.4 TFLOP/s;
-today cuBLAS's 718 stands in) and, for TMA traffic, its L2 and DRAM rates (fitted.json; today the
-rates fitted to SIMT loads stand in).
+compares them with grader/performance/model/h200.py's TENSOR_SUSTAINED and, for TMA traffic, its L2
+and DRAM rates (fitted.json). Measured on the H200 (2026-12-02, lab/results/2026-12-02-h200-session4.md):
+wgmma 893 bf16 / 1785 e4m3 TFLOP/s (90 % of peak, no operand traffic: GEMMs that stream operands
+run at 712-774, so the model keeps cuBLAS's 718), TMA 4.4 TB/s from DRAM (the streaming read's
+rate, which the model already uses) and 8.9 TB/s from L2.
 """
 from __future__ import annotations
 
