@@ -67,16 +67,18 @@ def probe_blocks(frac: float, grid: tuple) -> np.ndarray:
 PROBE_WORK = 40_000_000
 
 
-def run_probe(backend, profile, frac: float, run_plan) -> list:
-    """The plan run again on the same buffers with only the blocks holding the heaviest item
-    emulated; its Profile launches (none where the plan launches more than before or fails). It
-    may spend PROBE_WORK of emulated work beyond the run's (counted apart from the run's); the
-    backend's stop flags stay those of the model run: a probe cut by its budget is a shorter
-    chain, still a bound below."""
+def run_probe(backend, profile, blocks, run_plan, budget: int = PROBE_WORK) -> tuple[list, bool]:
+    """The plan run again on the same buffers with only blocks(grid) of each launch emulated (the
+    blocks holding the heaviest item: probe_blocks): its Profile launches (none where the plan
+    launches more than before or fails) and whether the probe was cut (its budget, a stop). It
+    may spend `budget` of emulated work beyond the run's (counted apart from the run's); the
+    backend's stop flags stay those of the model run: a heavy probe cut by its budget is a
+    shorter chain, still a bound below."""
     ran = len(profile.launches)
     saved = backend.sample, backend.stopped, backend.out_of_budget, backend.launch, backend.run_budget
+    backend.stopped = backend.out_of_budget = False
     if backend.run_budget is not None:
-        backend.run_budget = backend.work + PROBE_WORK
+        backend.run_budget = backend.work + budget
     count = [0]
 
     def launch(name, grid, block, shared, args):
@@ -85,17 +87,19 @@ def run_probe(backend, profile, frac: float, run_plan) -> list:
             raise _ProbeOver
         saved[3](name, grid, block, shared, args)
 
-    backend.sample = lambda name, grid, block: probe_blocks(frac, grid)
+    backend.sample = lambda name, grid, block: blocks(grid)
     backend.launch = launch
+    cut = False
     try:
         run_plan()
     except Exception:  # a probe is an extra: a plan that fails on the probe's partial outputs has none
-        pass
+        cut = True
     finally:
+        cut = cut or bool(backend.stopped or backend.out_of_budget)
         backend.sample, backend.stopped, backend.out_of_budget, backend.launch, backend.run_budget = saved
     probes = profile.launches[ran:]
     del profile.launches[ran:]
-    return probes
+    return probes, cut
 
 
 class _ProbeOver(Exception):

@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.backends.base import Buffer
 from harness.backends.cpu import CpuBackend
-from grader.performance.model import heavy
+from grader.performance.model import heavy, spread
 from grader.performance.model.shapes import (MAX_HALVINGS, _count, _env, _halvable, _halvings_between,
                                              _model_cases, _scalars, halve_model)
 from harness.backends.plan import Plan
@@ -150,9 +150,13 @@ def model_run(kata, ptx, filename, launch_fn, launch_file, params: dict, mode: s
     extra = {"heavy": item["work"] if item else None, "probe": None, "probe_work": 0}
     work = backend.work
     if item is not None and mode in ("sample", "data") and not backend.out_of_budget:
-        extra["probe"] = heavy.run_probe(backend, profile, item["frac"], lambda: _run_plan(
-            backend, launch_fn, launch_file, kata, buffers, scalars))
+        extra["probe"] = heavy.run_probe(backend, profile, lambda grid: heavy.probe_blocks(item["frac"], grid),
+                                         lambda: _run_plan(backend, launch_fn, launch_file, kata, buffers, scalars))[0]
         extra["probe_work"] = backend.work - work  # bounded by heavy.PROBE_WORK, not the run's budget
+    if mode in ("sample", "data") and not backend.out_of_budget and not backend.stopped:
+        # blocks further along the grid than the sample's (spread.py): each launch's work per block
+        extra["spread"] = spread.run(backend, profile, lambda: _run_plan(
+            backend, launch_fn, launch_file, kata, buffers, scalars), work)
     return profile.launches, cost, bool(backend.stopped), bool(backend.out_of_budget), work, extra
 
 

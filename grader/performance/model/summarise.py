@@ -119,7 +119,8 @@ def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
     return blocks_per_sm(threads, shared, registers, H200)
 
 
-def _launch(L: dict, footprint: float, registers: dict, batches: dict) -> LaunchSummary:
+def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread: float = 1.0) -> LaunchSummary:
+    """spread: the grid's mean work per block over the sampled blocks' (spread.py): every count scales."""
     threads = int(np.prod(L["block"]))
     grid = int(np.prod(L["grid"]))
     ran = max(1, int(L["blocks_run"].size))
@@ -132,7 +133,7 @@ def _launch(L: dict, footprint: float, registers: dict, batches: dict) -> Launch
         l2 = h200.L2_BYTES / h200.SECTOR * min(1.0, footprint)
     l1 = max(32.0, (h200.L1_BYTES - bps * L["shared"]) / bps / h200.SECTOR)
     res = cache.simulate(L["records"], concurrency, l2, l1)
-    per = 1.0 / ran  # every count below is per block run
+    per = spread / ran  # every count below is per block run, as the grid's average block
     pcs = {}
     for pc, row in L["rows"].items():
         pc = int(pc)
@@ -245,6 +246,12 @@ def _bench_cost(kata, bench: dict, entry: dict, runs: list) -> dict:
         return {k: v * ratio if isinstance(v, (int, float)) else v for k, v in runs[-1][1].items()}
 
 
+def _spread(run, n: int) -> list[float]:
+    """Each launch's spread ratio of a model run (1.0 where it has none)."""
+    got = list((run[2] if len(run) > 2 and run[2] else {}).get("spread") or ())
+    return got + [1.0] * (n - len(got)) if len(got) <= n else got[:n]
+
+
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
                 ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False,
                 bench_heaviest: float | None = None, dry_buffers: list | None = None) -> Observation:
@@ -263,8 +270,8 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     work = [max(1.0, float(r[1].get(key, 0) or 0)) for r in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
-    summaries = [[_launch(L, float(c.get("bytes", 1) or 1) / foot, registers or {}, batches)
-                  for L in r[0]] for r in runs for c in (r[1],)]
+    summaries = [[_launch(L, float(c.get("bytes", 1) or 1) / foot, registers or {}, batches, f)
+                  for L, f in zip(r[0], _spread(r, len(r[0])))] for r in runs for c in (r[1],)]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})

@@ -235,3 +235,39 @@ def test_the_launch_advice_names_the_fitted_cost_and_the_lever_there_is():
     one = advice(1, 7.5e-6)
     assert "one launch already; launching it and filling the GPU cost ~7.5 us" in one and "fewer, larger" not in one
     assert advice(3, 6e-6) == "fewer, larger launches: 3 launches each pay ~2.0 us"
+
+
+def test_work_that_grows_along_the_grid_is_averaged_over_it():
+    """Causal attention with a warp per query: the first blocks of a sample hold the first queries,
+    which attend to a few keys; the H200 took 81 ms, the first blocks alone said 2.1 ms (spread.py)."""
+    e = _estimate("attention", ROOT / "lab" / "validation" / "attention" / "warp_per_query")
+    full, causal = (c.seconds for c in e.cases)
+    assert 0.3 * full < causal < 0.7 * full, (full, causal)  # about half the keys, not 1/50th
+
+
+def test_the_spread_probe_leaves_an_even_grid_and_a_tiled_causal_kernel_alone():
+    """The twin: the attention solution's query tiles skip masked key tiles; its causal case is
+    still the faster one (3.98 ms before the probe, 5.48 ms on the H200)."""
+    e = _estimate("attention", ROOT / "solutions" / "attention")
+    full, causal = (c.seconds for c in e.cases)
+    assert causal < 0.5 * full and 2.5e-3 < causal < 6e-3, (full, causal)
+
+
+def test_spread_ratios_use_the_midpoint_rule_and_ignore_cut_probes():
+    from grader.performance.model import spread
+    from grader.performance.model.summarise import _FIELDS
+
+    i = _FIELDS.index("instructions")
+
+    def launch(work_per_block, blocks, grid=(64, 1, 1)):
+        row = [0.0] * len(_FIELDS)
+        row[i] = work_per_block * len(blocks)
+        return {"kernel": "k", "grid": grid, "blocks_run": np.asarray(blocks), "rows": {0: row}}
+
+    sample = launch(2.0, range(4))  # blocks 0-3 of a triangle: block b does b + 0.5 units
+    q1, q3 = launch(16.5, [16]), launch(47.5, [47])
+    (r,) = spread.ratios([sample], [[q1], [q3]])
+    assert r == pytest.approx(32.0 / 2.0)  # the grid's mean over the first blocks'
+    assert spread.ratios([sample], [[q1], None]) == [1.0]  # a probe cut by its budget: no change
+    assert spread.ratios([launch(2.0, range(64))], [[q1], [q3]]) == [1.0]  # the sample was the grid
+    assert spread.diagonal_block(0.75, (64, 8, 1)).tolist() == [47 + 64 * 5]

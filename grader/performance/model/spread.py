@@ -1,0 +1,84 @@
+"""Work that changes along the grid: causal attention's later query tiles, a triangular loop, a block
+per row of a lower-triangular matrix.
+
+A sample emulates blocks 0, 1, ... of each launch (observe.py): the right blocks for a kernel whose
+blocks all do the same work, and for one whose blocks wait on earlier ones (a decoupled look-back);
+the wrong ones where the work grows or shrinks along the grid. Causal attention's first query tiles
+attend to a few keys, its last to all of them: its first blocks said 33x too fast on the H200
+(lab/results/2026-12-02-model-validation-tails). So after a sample, the plan runs again with one
+block at a quarter and one at three quarters of the grid's diagonal (every axis at that fraction, so
+work along grid.x, grid.y or both is seen), and a launch's per-block counts are scaled by their mean
+over the sample's work per block: the midpoint rule over the grid, exact for work that grows
+linearly along it. (A trapezoid with the sample as its first point was not: the sample is the mean
+of its own stretch, which at a small model shape is the whole of grid.x; its error, raised to the
+power the two model shapes are extrapolated by, called the causal solution 3x too slow.) A block
+at the first probe that works as the sample's do needs no second probe. A probe that does not finish within its
+own budget (a block that waits on blocks the probe did not run spins until then), fails, or launches
+other kernels changes nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: the probes' places along the grid's diagonal (the midpoint rule's)
+POINTS = (0.25, 0.75)
+#: emulated work each probe may spend beside the run's budget: 16 times the sample's (the last block
+#: of a causal grid does 15 times the first eight blocks' average at S = 256), at least ~0.2 s of one
+#: core, at most ~1 s
+PROBE_WORK, PROBE_TIMES, PROBE_MAX = 20_000_000, 16, 100_000_000
+#: a first probe within this of the sample's work per block: the work is even, no second probe
+EVEN = 0.1
+#: a ratio past these is a probe that measured something else (a block that only returns early)
+LOWEST, HIGHEST = 1 / 64, 4096.0
+
+
+def diagonal_block(frac: float, grid) -> np.ndarray:
+    """The linear id of the block at this fraction of every axis of the grid."""
+    g = [max(1, int(v)) for v in (tuple(grid) + (1, 1, 1))[:3]]
+    x, y, z = (min(n - 1, int(round(frac * (n - 1)))) for n in g)
+    return np.array([x + g[0] * (y + g[1] * z)], np.int64)
+
+
+def block_work(L: dict) -> float:
+    """Warp instructions per emulated block of a Profile launch."""
+    from grader.performance.model.summarise import _FIELDS
+
+    i = _FIELDS.index("instructions")
+    ran = max(1, int(np.asarray(L["blocks_run"]).size))
+    return float(sum(float(row[i]) for row in L["rows"].values())) / ran
+
+
+def ratios(launches: list, probes: list) -> list[float]:
+    """Per launch, the grid's mean work per block over the sample's (1.0 where a probe is missing,
+    the sample already covers the grid, or the sample did no work)."""
+    out = []
+    for j, L in enumerate(launches):
+        grid = int(np.prod(L["grid"]))
+        ran = int(np.asarray(L["blocks_run"]).size)
+        m0 = block_work(L)
+        found = [p[j] if p is not None and j < len(p) and p[j]["kernel"] == L["kernel"] else None for p in probes]
+        if ran >= grid or m0 <= 0 or any(P is None or not np.asarray(P["blocks_run"]).size for P in found):
+            out.append(1.0)
+            continue
+        mean = sum(block_work(P) for P in found) / len(found)
+        out.append(float(min(HIGHEST, max(LOWEST, mean / m0))))
+    return out
+
+
+def run(backend, profile, run_plan, sample_work: int) -> list[float]:
+    """The probes after a sample run on the same buffers (heavy.run_probe), and each launch's ratio.
+    sample_work: the emulated work the sample run spent."""
+    from grader.performance.model import heavy
+
+    launches = list(profile.launches)
+    if not launches or all(np.asarray(L["blocks_run"]).size >= int(np.prod(L["grid"])) for L in launches):
+        return [1.0] * len(launches)
+    probes = []
+    for frac in POINTS:
+        got, cut = heavy.run_probe(backend, profile, lambda grid, f=frac: diagonal_block(f, grid), run_plan,
+                                   budget=min(PROBE_MAX, max(PROBE_WORK, PROBE_TIMES * sample_work)))
+        probes.append(None if cut or len(got) != len(launches) else got)
+        if len(probes) == 1 and probes[0] is not None and all(
+                abs(block_work(P) - block_work(L)) <= EVEN * block_work(L) for P, L in zip(probes[0], launches)):
+            return [1.0] * len(launches)  # the first probe's block works as the sample's do
+    return ratios(launches, probes)
