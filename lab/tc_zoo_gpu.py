@@ -150,10 +150,6 @@ def compare(name, stem, size, fn, make_device, exact=False) -> tuple[bool, str]:
     worst = 0.0
     for key in want:
         ok, diff = agree(np.asarray(want[key]), np.asarray(got[key]), exact)
-        if not ok and name.endswith(":fp22"):  # the case allows one 13-bit unit; say where they differ
-            e, d = np.asarray(want[key]).ravel(), np.asarray(got[key]).ravel()
-            at = np.flatnonzero(e != d)[:4]
-            return True, f"{len(np.flatnonzero(e != d))} of {e.size} differ: emulator {e[at]} device {d[at]}"
         if not ok:
             if exact:
                 return False, f"{key} differs in {diff:.0f} bytes; emulator {_head(want[key])} device {_head(got[key])}"

@@ -8,14 +8,15 @@
 
 A warpgroup is four consecutive warps; warp w of it owns rows 16w..16w+15 of the 64-row tile, so
 each warp computes its rows on its own: D = A·B + (scale-d ? D : 0), the product exact in float64
-and rounded once. An fp8 wgmma with f32 accumulators keeps only 13 mantissa bits of that sum
-(an "FP22" accumulator, cut toward zero: SageAttention2 measured it on Ada and Hopper, DeepSeek-V3
-reports "around 14 bits" on the H800), so its result is cut to 13 bits here. That is the size of the
-H200's loss, not its bits: the H200 cuts inside a k32 step too, and differed from this cut by up to
-5 units of the 13th bit on most sums near 4096 (the zoo's wgmma_fp8:128B:fp22 case). The
-fp8 kernels that pass on the H200 promote each 128-wide group of k into float32 registers on the
-CUDA cores (DeepSeek-V3's recipe); one accumulator across all of K loses about 2^-13 of the sum per
-step on both. D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A
+and rounded once. An fp8 wgmma with f32 accumulators sums as the H200 does (`_fp8_sum`): every
+product of the k32 step is cut toward zero to the multiple of 2^(e - 13), e the exponent of the
+largest of them and the accumulator, the cut products and the accumulator are added exactly, and
+the sum is cut toward zero to 13 mantissa bits (an "FP22" accumulator: SageAttention2 found it on
+Ada and Hopper; DeepSeek-V3 reports "around 14 bits" on the H800). Fitted to the H200's outputs of
+the zoo's wgmma_fp8:128B:fp22 case (accumulators near 4096), it gives each of them bit for bit, the
+887 of 1024 that differ from a cut of the exact sum among them. The fp8 kernels that pass on the
+H200 promote each 128-wide group of k into float32 registers on the CUDA cores (DeepSeek-V3's
+recipe); one accumulator across all of K loses about 2^-14 of the sum per step on both. D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A
 is mma.sync's m16n8k16 (k8 tf32, k32 fp8) A fragment of the warp's rows.
 
 Shared-memory operands come from 64-bit matrix descriptors: start address, leading and stride byte
@@ -44,7 +45,7 @@ _IN = {"bf16": 2, "f16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1}
 _K = {"bf16": 16, "f16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 _SPAN = {0: 0, 1: 128, 2: 64, 3: 32}  # descriptor layout code -> swizzle bytes
 _MODE = {0: 0, 1: 3, 2: 2, 3: 1}  # descriptor layout code -> tensormap swizzle mode
-_FP22 = np.uint32(0xFFFFFC00)  # f32 bits that keep 13 of 23 mantissa bits, cut toward zero
+_FP8_BITS = 13  # mantissa bits an fp8 wgmma keeps of its products and of its sum (_fp8_sum)
 
 
 class _WarpState:
@@ -222,15 +223,34 @@ def _mma(eng, inst):
                 _fence_check(eng, inst, ws, lanes, dregs[i], bool(sd[i, 0]))
                 st.check.wgmma_reads(inst, block, eng.lane_tid[lanes], ranges)
                 st.check.wgmma_issued(block, warp, ws.committed, ranges, inst.line)
-            out = A @ B + (acc if sd[i, 0] else 0.0)
+            base = acc if sd[i, 0] else np.zeros_like(acc)
+            out = _fp8_sum(A, B, base) if fp8_f32 else A @ B + base
             raw = _pack_d(out, td)
-            if fp8_f32:
-                raw &= _FP22  # the H200 keeps 13 mantissa bits of an fp8 wgmma's sum (module docstring)
             for r, v in enumerate(dviews):
                 v[lanes] = raw[:, r]
             ws.snapshot = raw.copy()
             ws.fenced = False
     return WARPSYNC, run
+
+
+def _cut(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """x cut toward zero to a multiple of q."""
+    return np.trunc(x / q) * q
+
+
+def _exponent(x: np.ndarray) -> np.ndarray:
+    """floor(log2 |x|), 0 where x is 0."""
+    return np.frexp(np.where(x == 0, 1.0, x))[1] - 1.0
+
+
+def _fp8_sum(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """D = A·B + acc as an fp8 wgmma with f32 accumulators does it on the H200 (module docstring):
+    A (16, K), B (K, N), acc (16, N), all exact float64 values."""
+    p = A[:, :, None] * B[None, :, :]  # (16, K, N): every product is exact in float64
+    top = np.maximum(np.abs(acc), np.abs(p).max(axis=1))
+    q = np.ldexp(1.0, (_exponent(top) - _FP8_BITS).astype(np.int64))
+    total = acc + _cut(p, q[:, None, :]).sum(axis=1)
+    return _cut(total, np.ldexp(1.0, (_exponent(total) - _FP8_BITS).astype(np.int64)))
 
 
 def _fence_check(eng, inst, ws, lanes, regs, accumulate):
