@@ -65,14 +65,26 @@ def ratios(launches: list, probes: list) -> list[float]:
     return out
 
 
-def run(backend, profile, run_plan, sample_work: int) -> list[float]:
-    """The probes after a sample run on the same buffers (heavy.run_probe), and each launch's ratio.
+def heaviest_warps(launches: list, probes: list) -> list[float]:
+    """Per launch, the most instructions one warp of the probes' blocks issued (0 where none ran)."""
+    out = []
+    for j, L in enumerate(launches):
+        found = [p[j] for p in probes if p is not None and j < len(p) and p[j]["kernel"] == L["kernel"]]
+        issues = [float(np.max(P["warp_issues"])) for P in found if np.asarray(P.get("warp_issues", ())).size]
+        out.append(max(issues, default=0.0))
+    return out
+
+
+def run(backend, profile, run_plan, sample_work: int) -> list[tuple[float, float]]:
+    """The probes after a sample run on the same buffers (heavy.run_probe): per launch, the grid's
+    mean work per block over the sample's (ratios), and the heaviest warp the probes saw (its
+    instructions: the chain of a grid whose later blocks work longest; 0 where none ran).
     sample_work: the emulated work the sample run spent."""
     from grader.performance.model import heavy
 
     launches = list(profile.launches)
     if not launches or all(np.asarray(L["blocks_run"]).size >= int(np.prod(L["grid"])) for L in launches):
-        return [1.0] * len(launches)
+        return [(1.0, 0.0)] * len(launches)
     probes = []
     for frac in POINTS:
         got, cut = heavy.run_probe(backend, profile, lambda grid, f=frac: diagonal_block(f, grid), run_plan,
@@ -80,5 +92,5 @@ def run(backend, profile, run_plan, sample_work: int) -> list[float]:
         probes.append(None if cut or len(got) != len(launches) else got)
         if len(probes) == 1 and probes[0] is not None and all(
                 abs(block_work(P) - block_work(L)) <= EVEN * block_work(L) for P, L in zip(probes[0], launches)):
-            return [1.0] * len(launches)  # the first probe's block works as the sample's do
-    return ratios(launches, probes)
+            return [(1.0, 0.0)] * len(launches)  # the first probe's block works as the sample's do
+    return list(zip(ratios(launches, probes), heaviest_warps(launches, probes)))

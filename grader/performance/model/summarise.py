@@ -119,8 +119,10 @@ def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
     return blocks_per_sm(threads, shared, registers, H200)
 
 
-def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread: float = 1.0) -> LaunchSummary:
-    """spread: the grid's mean work per block over the sampled blocks' (spread.py): every count scales."""
+def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread=(1.0, 0.0)) -> LaunchSummary:
+    """spread (spread.py): the grid's mean work per block over the sampled blocks', by which every
+    count and the average warp scale, and the heaviest warp the probes saw."""
+    spread, probe_warp_max = spread
     threads = int(np.prod(L["block"]))
     grid = int(np.prod(L["grid"]))
     ran = max(1, int(L["blocks_run"].size))
@@ -164,8 +166,8 @@ def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread: f
         atomic_lines=float(max(1, L.get("atomic_lines", 1))), atomic_private=private,
         atomic_buffer=int(L.get("atomic_buffer", -1)),
         barriers=L["barriers"] * per, syncs=int(L.get("syncs", 0)),
-        warp_max=float(warps.max()) if warps is not None and warps.size else 0.0,
-        warp_mean=float(warps.mean()) if warps is not None and warps.size else 0.0)
+        warp_max=max(float(warps.max()) if warps is not None and warps.size else 0.0, probe_warp_max),
+        warp_mean=float(warps.mean()) * spread if warps is not None and warps.size else 0.0)
 
 
 def _stream_share(L: dict, pc: int) -> float | None:
@@ -246,10 +248,10 @@ def _bench_cost(kata, bench: dict, entry: dict, runs: list) -> dict:
         return {k: v * ratio if isinstance(v, (int, float)) else v for k, v in runs[-1][1].items()}
 
 
-def _spread(run, n: int) -> list[float]:
-    """Each launch's spread ratio of a model run (1.0 where it has none)."""
-    got = list((run[2] if len(run) > 2 and run[2] else {}).get("spread") or ())
-    return got + [1.0] * (n - len(got)) if len(got) <= n else got[:n]
+def _spread(run, n: int) -> list[tuple[float, float]]:
+    """Each launch's (spread ratio, heaviest probe warp) of a model run ((1.0, 0.0) where it has none)."""
+    got = [tuple(x) for x in (run[2] if len(run) > 2 and run[2] else {}).get("spread") or ()]
+    return got + [(1.0, 0.0)] * (n - len(got)) if len(got) <= n else got[:n]
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
