@@ -16,8 +16,10 @@ Ada and Hopper; DeepSeek-V3 reports "around 14 bits" on the H800). Fitted to the
 the zoo's wgmma_fp8:128B:fp22 case (accumulators near 4096), it gives each of them bit for bit, the
 887 of 1024 that differ from a cut of the exact sum among them. The fp8 kernels that pass on the
 H200 promote each 128-wide group of k into float32 registers on the CUDA cores (DeepSeek-V3's
-recipe); one accumulator across all of K loses about 2^-14 of the sum per step on both. D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A
-is mma.sync's m16n8k16 (k8 tf32, k32 fp8) A fragment of the warp's rows.
+recipe); one accumulator across all of K loses about 2^-14 of the sum per step on both.
+
+D's fragment repeats mma.sync's m16n8 C layout for every 8 columns; a register A is mma.sync's
+m16n8k16 (k8 tf32, k32 fp8) A fragment of the warp's rows.
 
 Shared-memory operands come from 64-bit matrix descriptors: start address, leading and stride byte
 offsets (>> 4 each), and the layout (bits 62-63: 0 interleaved, 1 128-byte, 2 64-byte, 3 32-byte
