@@ -249,9 +249,11 @@ def _fp8_sum(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> np.ndarray:
     """D = A·B + acc as an fp8 wgmma with f32 accumulators does it on the H200 (module docstring):
     A (16, K), B (K, N), acc (16, N), all exact float64 values."""
     p = A[:, :, None] * B[None, :, :]  # (16, K, N): every product is exact in float64
-    top = np.maximum(np.abs(acc), np.abs(p).max(axis=1))
-    q = np.ldexp(1.0, (_exponent(top) - _FP8_BITS).astype(np.int64))
-    total = acc + _cut(p, q[:, None, :]).sum(axis=1)
+    top = np.maximum(np.abs(acc), np.maximum(p.max(axis=1), -p.min(axis=1)))
+    e = (_exponent(top) - _FP8_BITS).astype(np.int64)  # the products are cut to multiples of 2^e
+    p *= np.ldexp(1.0, -e)[:, None, :]  # in place: a wgmma of fp8-gemm's emulation is ~0.2 ms, not 0.6
+    np.trunc(p, out=p)
+    total = acc + np.ldexp(p.sum(axis=1), e)
     return _cut(total, np.ldexp(1.0, (_exponent(total) - _FP8_BITS).astype(np.int64)))
 
 

@@ -188,16 +188,8 @@ def _readable(path: Path) -> list[str]:
     # sys.prefix: a virtual environment's pyvenv.cfg, read by the Python a library starts (_executables)
     roots = [str(path.resolve().parent), paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
              str(Path(harness.__file__).resolve().parent), "/usr/lib", "/lib", "/usr/lib64", "/lib64",
-             sys.prefix, sys.base_prefix, *_cuda_roots()]
+             sys.prefix, sys.base_prefix]
     return [r for r in dict.fromkeys(roots) if r and os.path.isdir(r)]
-
-
-def _cuda_roots() -> list[str]:
-    """A CUDA toolkit outside site-packages (numba's libNVVM, CUDA's headers), read-only: where
-    CUDA_HOME or CUDA_PATH point, and /usr/local/cuda (the H200 image's numba found no libNVVM
-    without it)."""
-    found = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    return [str(Path(p).resolve()) for p in found if p and os.path.isdir(p)]
 
 
 def _executables() -> tuple[str, ...]:
@@ -225,11 +217,11 @@ def main(conn, path: str, scratch: str) -> None:
     os_sandbox.die_with_parent()
     os_sandbox.close_inherited(keep=(conn.fileno(),))
     path_ = Path(path)
-    cuda_dirs = []
-    if language_of(path_) == "numba":  # before the environment goes and the jail starts (resolve_cuda)
-        from harness.frontends import numba as _numba
+    cuda_dirs = []  # numba's CUDA folders, found before the environment goes and the jail starts
+    with contextlib.suppress(Exception):  # what fails here fails again below, where it is reported
+        if language_of(path_) == "numba":
+            from harness.frontends import numba as _numba
 
-        with contextlib.suppress(Exception):
             cuda_dirs = _numba.resolve_cuda()
     for key in [k for k in os.environ if k not in ("PATH", "LANG", "LC_ALL")]:
         del os.environ[key]

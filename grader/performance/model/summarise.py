@@ -248,10 +248,10 @@ def _bench_cost(kata, bench: dict, entry: dict, runs: list) -> dict:
         return {k: v * ratio if isinstance(v, (int, float)) else v for k, v in runs[-1][1].items()}
 
 
-def _spread(run, n: int) -> list[tuple[float, float]]:
+def _spread(run) -> list[tuple[float, float]]:
     """Each launch's (spread ratio, heaviest probe warp) of a model run ((1.0, 0.0) where it has none)."""
-    got = [tuple(x) for x in (run[2] if len(run) > 2 and run[2] else {}).get("spread") or ()]
-    return got + [(1.0, 0.0)] * (n - len(got)) if len(got) <= n else got[:n]
+    launches, _, extra = run
+    return [tuple(x) for x in extra.get("spread") or [(1.0, 0.0)] * len(launches)]
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
@@ -272,8 +272,8 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     work = [max(1.0, float(r[1].get(key, 0) or 0)) for r in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
-    summaries = [[_launch(L, float(c.get("bytes", 1) or 1) / foot, registers or {}, batches, f)
-                  for L, f in zip(r[0], _spread(r, len(r[0])))] for r in runs for c in (r[1],)]
+    summaries = [[_launch(L, float(r[1].get("bytes", 1) or 1) / foot, registers or {}, batches, f)
+                  for L, f in zip(r[0], _spread(r))] for r in runs]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})
@@ -294,7 +294,7 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
         method = "complete"
     else:
         method = "sampled"
-    extra = runs[-1][2] if runs and len(runs[-1]) > 2 else {}
+    extra = runs[-1][2] if runs else {}
     probes = [_launch(P, float(runs[-1][1].get("bytes", 1) or 1) / foot, registers or {}, batches)
               for P in extra.get("probe") or []]
     if probes and [P.kernel for P in probes] != [L.kernel for L in launches]:

@@ -46,7 +46,7 @@ def test_a_power_law_row_s_thread_sets_a_thread_per_row_spmv_s_time():
     non-zeros at the bench shape, as the bench's seed draws it) is one thread's serial chain,
     however idle the other SMs; the H200 took 27.4 ms there (a 467K-row draw) and 0.67 ms on the
     uniform matrix (issue 23's corpus); the model once said 0.9 ms."""
-    e = _estimate("spmv", LEARNER / "spmv_thread_per_row")
+    e = _estimate("spmv", ROOT / "lab" / "validation" / "spmv" / "thread_per_row")
     uniform, _banded, powerlaw = e.cases
     assert powerlaw.resource == "latency" and powerlaw.seconds > 3 * uniform.seconds
     assert powerlaw.seconds >= powerlaw.floor_s and "excellent" not in e.headline()
@@ -57,7 +57,7 @@ def test_lanes_adding_into_their_own_row_are_not_one_address_every_block_hits():
     not 32 from every block of the grid (the model once said 4,194,304 on one address)."""
     import re
 
-    e = _estimate("spmv", LEARNER / "spmv_warp_per_row_lane_atomics")
+    e = _estimate("spmv", ROOT / "lab" / "validation" / "spmv" / "warp_per_row_lane_atomics")
     for c in e.cases:
         hot = re.search(r"([\d,]+) atomics serialised on one address", c.bound)
         assert hot is None or int(hot.group(1).replace(",", "")) <= 64

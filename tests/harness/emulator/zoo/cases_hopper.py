@@ -240,6 +240,38 @@ WG_CASES = {f"{k}:{lay}": (k, lay) for k, lays in (
 WG_CASES["wgmma_fp8:128B:fp22"] = ("wgmma_fp8", "128B")
 
 
+def d_fragment():
+    """(rows, cols), each (128 lanes, 8): where each f32 accumulator of a warpgroup's m64n16 wgmma
+    lies in the 64 x 16 tile (warp w owns rows 16w.., mma.sync's C layout per 8 columns)."""
+    lane = np.arange(128)
+    w, g, t4 = lane // 32, (lane % 32) // 4, lane % 4
+    e = np.arange(8)[None, :]
+    return 16 * w[:, None] + g[:, None] + 8 * ((e % 4) // 2), 8 * (e // 4) + 2 * t4[:, None] + e % 2
+
+
+def fp22_operands():
+    """The wgmma_fp8:128B:fp22 case run on the emulator: (its two k32 steps' exact operands
+    [(a, b, c)], the emulator's D in lane order), as lab/tc_zoo_gpu.py seeds it."""
+    import zlib
+
+    import _zoo
+
+    name, size = "wgmma_tile", "wgmma_fp8:128B:fp22"
+    steps, real = [], globals()["_fp22_step"]
+
+    def spy(a, b, c):
+        steps.append((a.copy(), b.copy(), c.copy()))
+        return real(a, b, c)
+
+    globals()["_fp22_step"] = spy
+    try:
+        rng = np.random.default_rng(zlib.crc32(f"{name}-{size}".encode()))
+        got = wgmma_tile(_zoo.Device("hopper_wgmma"), size, rng)["D"]
+    finally:
+        globals()["_fp22_step"] = real
+    return steps, got
+
+
 def _fp22_step(a, b, c):
     """One fp8 wgmma k32 step as the H200 sums it: a (64, 32), b (N, 32), c (64, N) exact values.
     Each product cut toward zero to 2^(e - 13), e the exponent of the largest product or c; the
@@ -282,8 +314,7 @@ def wgmma_tile(dev, name, rng):
         C += np.float32(4096.0)
     lane = np.arange(128)
     w, g, t4 = lane // 32, (lane % 32) // 4, lane % 4
-    e = np.arange(8)[None, :]
-    rows, cols = 16 * w[:, None] + g[:, None] + 8 * ((e % 4) // 2), 8 * (e // 4) + 2 * t4[:, None] + e % 2
+    rows, cols = d_fragment()
     areg = np.zeros(1, np.uint32)
     sign_b = 1.0
     if kernel == "wgmma_f16_rega":  # A from registers: mma.sync's m16n8k16 A fragment per warp
