@@ -15,8 +15,8 @@ the grader reads the file straight into a new array and deletes it. Two copies o
 of eight (tobytes, the Ext, the encoder, the pipe both ways, the reader's buffer, the decoder's
 bytearray): 0.8 GB of outputs took 11.7 s through the message on two busy cores, the whole GPU
 timing call of transpose about 10 s more than its phases on the H200. The grader trusts the file no
-more than the message: a plain name in the folder, opened without following links, a regular file of
-exactly the array's size.
+more than the message: a plain name in the folder, opened without following links, a regular file with
+no other name (no hard link) of exactly the array's size.
 """
 from __future__ import annotations
 
@@ -127,7 +127,8 @@ def _unspill(data: memoryview, spill: str | None) -> np.ndarray:
             fd = None
             st = os.fstat(f.fileno())
             size = math.prod(shape) * dtype.itemsize
-            if not stat.S_ISREG(st.st_mode) or st.st_size != size or size > MAX_BYTES:
+            # a file the worker just wrote has one name: a second is a hard link to something else
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size != size or size > MAX_BYTES:
                 raise ValueError("a spilled array whose file does not match its shape")
             out = np.empty(shape, dtype)
             if out.nbytes and f.readinto(memoryview(out).cast("B")) != out.nbytes:

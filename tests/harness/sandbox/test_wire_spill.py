@@ -76,3 +76,17 @@ def test_a_worker_reply_with_a_large_array_arrives_and_leaves_no_file(tmp_path):
         got, problem = w.call("fakes:big_output", 60.0, n=1 << 21)  # 8 MiB: through the spill folder
         assert problem is None and got.shape == (1 << 21,) and got[-1] == (1 << 21) - 1
         assert os.listdir(os.path.join(w._scratch, "wire")) == []
+
+
+def test_a_hard_link_to_another_file_is_refused_and_that_file_kept(tmp_path):
+    """Named w1-1.bin and of the claimed size, but another file's second name: its bytes are not
+    read as the array, and only the link is removed."""
+    other = tmp_path / "other"
+    other.write_bytes(b"\7" * 16)
+    folder = tmp_path / "wire"
+    folder.mkdir()
+    os.link(other, folder / "w1-1.bin")
+    with pytest.raises(wire.MalformedReply, match="does not match its shape"):
+        wire.unpack(_spilled("<f4", [4], "w1-1.bin"), str(folder))
+    assert other.read_bytes() == b"\7" * 16 and os.listdir(folder) == []
+
