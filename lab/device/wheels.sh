@@ -5,7 +5,7 @@
 set -eu
 PKGS="msgspec==0.23.0 platformdirs==4.14.9 tomli-w==1.2.0 watchfiles==1.3.0
 fastapi==0.165.0 starlette==1.10.0 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0
-typing-inspection==0.4.5 uvicorn==0.54.0 sqlalchemy==2.1.9 alembic==1.20.1 mako==1.4.3
+typing-inspection==0.4.5 opentelemetry-api==1.45.2 uvicorn==0.54.0 sqlalchemy==2.1.9 alembic==1.20.1 mako==1.4.3
 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85"
 mkdir -p .whl
 grep -qx '/.whl/' .gitignore || echo '/.whl/' >> .git/info/exclude
