@@ -41,9 +41,9 @@ from harness.sandbox.isolation import poison_byte
 #: the stage's foreground phases, in order: waiting for the prefetch; backend, calibration, health
 #: check and module load; bench inputs; uploads; the checked run's check; the learner's timing
 #: (with the checked run); the check after timing; `import torch` (when the prefetch did not);
-#: the library's timing
+#: the library's timing; reading the library's time from the machine's cache instead
 PHASES = ("prefetch_wait", "setup", "data", "upload", "check", "kernel_timing", "recheck", "torch_import",
-          "baseline_timing")
+          "baseline_timing", "baseline_cached")
 
 
 def _shape_count(kata, arg, env: dict) -> int:
@@ -135,6 +135,50 @@ def _time_baseline(kata, case_bufs: _Case, policy, flush, clock, backend, phases
     return (timed[0][0] if timed else None), None, libraries, tuple(notes)
 
 
+def _baseline(kata, case_bufs: _Case, case_seed: int, policy, flush, clock, backend, phases: dict, cached: bool):
+    """_time_baseline, through this machine's cache of library times when `cached`."""
+    if not cached or getattr(kata.reference, "baseline", None) is None:
+        return _time_baseline(kata, case_bufs, policy, flush, clock, backend, phases)
+    from grader.performance import baseline_cache
+
+    t0 = time.perf_counter()
+    key, gpu = baseline_cache.key(kata, case_bufs.case, case_seed, policy), baseline_cache.machine(backend)
+    entry = baseline_cache.load(key, gpu)
+    if entry is not None:
+        _add(phases, "baseline_cached", time.perf_counter() - t0)
+        return entry.baseline, None, entry.libraries, entry.notes
+    bt, why, libraries, notes = _time_baseline(kata, case_bufs, policy, flush, clock, backend, phases)
+    if why is None and bt is not None:
+        baseline_cache.save(key, baseline_cache.Entry(bt, libraries, notes, gpu, time.time()))
+    return bt, why, libraries, notes
+
+
+def time_baselines_ahead(kata, seed: int, policy: timing.TimingPolicy = timing.TimingPolicy()) -> int:
+    """`kata start`'s detached process (grader/practice/bench_ahead.py): the library's time at each
+    bench case a grade with `seed` will score against, into the machine's cache, where it is
+    missing. Returns how many cases have one afterwards (0: no baseline, no torch or no GPU)."""
+    from grader.performance import baseline_cache
+
+    if getattr(kata.reference, "baseline", None) is None or baseline_cache.torch_version() is None:
+        return 0
+    from harness.backends.gpu import GpuBackend
+
+    backend = GpuBackend()
+    gpu = baseline_cache.machine(backend)
+    flush, clock = timing.L2Flush(policy.flush_bytes, policy.flush_mode), timing.ClockProbe()
+    cases = tuple(dict(c) for c in kata.bench.cases)
+    done = 0
+    for case, case_seed in zip(cases, bench_seeds(len(cases), seed)):
+        if baseline_cache.load(baseline_cache.key(kata, case, case_seed, policy), gpu) is None:
+            bufs = _Case(kata, backend, case, case_seed, bench_data(kata, case, case_seed).inputs)
+            bt, why, _, _ = _baseline(kata, bufs, case_seed, policy, flush, clock, backend, {}, True)
+            bufs = None  # this case's buffers go before the next allocates
+            if why is not None or bt is None:
+                continue
+        done += 1
+    return done
+
+
 def _add(phases: dict, name: str, seconds: float) -> None:
     phases[name] = phases.get(name, 0.0) + seconds
 
@@ -159,8 +203,11 @@ def measure_stage(kata, compiled, launch_fn, **kw) -> RawPerformance:
 
 def _measure(kata, compiled, launch_fn, *, launch_file=None, backend=None, seed: int = 0, make_plan=None,
              policy: timing.TimingPolicy = timing.TimingPolicy(), cases=None,
-             calibration=None, with_baseline: bool = True) -> tuple[RawPerformance, dict]:
-    """(what the grader judges, the bench data used by key i / ("rotation", i), for an in-process judge)."""
+             calibration=None, with_baseline: bool = True,
+             cached_baseline: bool = False) -> tuple[RawPerformance, dict]:
+    """(what the grader judges, the bench data used by key i / ("rotation", i), for an in-process judge).
+    cached_baseline: take the library's time from this machine's cache when it has a fresh one, and
+    keep a fresh timing there (grader/performance/baseline_cache.py; a grade's, never `kata bench`'s)."""
     from harness.measure import calibrate as _cal
 
     t0 = time.perf_counter()
@@ -230,8 +277,9 @@ def _measure(kata, compiled, launch_fn, *, launch_file=None, backend=None, seed:
         after_other = other.outputs() if rotation.runs[1] else None
         other = rotation = None
         _add(phases, "recheck", time.perf_counter() - t_read)
-        bt, why, libraries, notes = (_time_baseline(kata, bufs, policy, flush, clock, backend, phases)
-                                     if with_baseline else (None, None, (), ()))
+        bt, why, libraries, notes = (
+            _baseline(kata, bufs, case_seed, policy, flush, clock, backend, phases, cached_baseline)
+            if with_baseline else (None, None, (), ()))
         if why:
             flags.append(why)
         results.append(RawCase(dict(case), kt, bt, libraries, tuple(notes), checked, after, after_other))

@@ -143,7 +143,7 @@ def _after_compile(
         # the emulator's worker (the sanitizer's) starts while the GPU runs the cases
         run.emulator.start_beside()
         if case is None:  # torch, for the baseline's timing, imports beside the cases
-            performance.import_beside_cases(run.worker, run.kata)
+            performance.import_beside_cases(run.worker, run.kata, draft.seed)
     ran = correctness_stage(
         draft, run, sub=run.sub, kata_id=kata_id, examples=examples, case=case, hidden=hidden, hidden_cases=hidden_cases
     )

@@ -4,7 +4,8 @@ A fresh machine's first GPU grade spent 5-10 s waiting for its bench inputs (eac
 rotation set's, grader/performance/prefetching.py), though the learner spends minutes writing
 before that grade. So `kata start` launches `python -m grader.practice.bench_ahead KATA SEED`,
 detached (its own session, no terminal, no output), which makes the sets a grade with the default
-seed will time (bench_pool.make_all: the missing ones in parallel subprocesses), warms the
+seed will time (bench_pool.make_all: the missing ones in parallel subprocesses), times the library
+at each (grader/performance/baseline_cache.py: the grade then imports no torch), warms the
 emulator's compiled code once per machine (warm_emulator), and exits.
 
 Coordination is the cache's per-case lock (bench_inputs.lock_case): each set is made by whoever
@@ -52,10 +53,10 @@ def start_ahead(kata_id: str, seed: int | None = None, *, launch=subprocess.Pope
         return None
 
 
-def make_ahead(kata_id: str, seed: int, *, warm=None) -> int:
-    """The detached process: every set a grade with `seed` times, into the cache, and meanwhile the
-    emulator's compiled code warmed (warm_emulator; tests pass their own). Returns how many sets
-    are in the cache afterwards."""
+def make_ahead(kata_id: str, seed: int, *, warm=None, libraries=None) -> int:
+    """The detached process: every set a grade with `seed` times, into the cache, then the library's
+    time at each bench case (_time_libraries), and meanwhile the emulator's compiled code warmed
+    (warm_emulator; tests pass their own of both). Returns how many sets are in the cache afterwards."""
     import threading
 
     from grader import catalog
@@ -73,8 +74,20 @@ def make_ahead(kata_id: str, seed: int, *, warm=None) -> int:
     warming.start()  # beside the sets, which mostly wait for their subprocesses
     seeds = bench_seeds(len(kata.bench.cases), seed)
     made = len(make_all(kata, seeds, make=bench_data, rotation=rotation_seeds(seeds)))
+    (libraries or _time_libraries)(kata, seed)
     warming.join()
     return made
+
+
+def _time_libraries(kata, seed: int) -> int:
+    """The library's time at each bench case, into the machine's cache: the grade then imports no
+    torch (grader/performance/baseline_cache.py). Never raises."""
+    try:
+        from grader.performance.measured import time_baselines_ahead
+
+        return time_baselines_ahead(kata, seed)
+    except Exception:  # noqa: BLE001 - the grade times whatever is missing
+        return 0
 
 
 def warm_emulator(kata) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fakes import FakeBackend
-from grader.performance import bench_inputs, measured as perf, prefetching
+from grader.performance import baseline_cache, bench_inputs, measured as perf, prefetching
 from grader import catalog
 from grader.grading import check
 from grader.performance.score import Ceilings
@@ -220,3 +220,83 @@ def test_the_baseline_phase_names_a_missing_torch(env):
         pass
     res = stage(env, with_baseline=True)
     assert res.ok and "torch_import" in res.phases and any("torch is not installed" in f for f in res.flags)
+
+
+def _library(env, monkeypatch, gpu="NVIDIA H200"):
+    """The baseline's timing faked (no torch here): each call counted, 2 ms for the library."""
+    calls = []
+
+    def time_baseline(kata, bufs, policy, flush, clock, backend, phases):
+        calls.append(dict(bufs.case))
+        s = [2e-3] * 10
+        return (timing.TimingResult(timing.stats(s), "noise", tuple(s), 0, None, None, 0.0, 0.0, 0.02), None,
+                (("torch.sum", 2e-3),), ("cub: not timed (not installed)",))
+
+    monkeypatch.setattr(perf, "_time_baseline", time_baseline)
+    monkeypatch.setattr(baseline_cache, "machine", lambda backend: gpu)
+    return calls
+
+
+def test_a_grade_keeps_the_library_time_and_the_next_grade_reuses_it_without_torch(env, monkeypatch):
+    calls = _library(env, monkeypatch)
+    first = stage(env, with_baseline=True, cached_baseline=True)
+    assert first.ok and len(calls) == 2 and "baseline_cached" not in first.phases
+    assert baseline_cache.all_cached(env.kata, 0, timing.TimingPolicy())
+    second = stage(env, with_baseline=True, cached_baseline=True)
+    assert second.ok and len(calls) == 2  # nothing timed again
+    assert second.phases["baseline_cached"] >= 0 and "torch_import" not in second.phases
+    for a, b in zip(first.cases, second.cases):  # the same library, the same score
+        assert a.libraries == b.libraries == (("torch.sum", 2e-3),) and a.score == b.score
+        assert b.baseline.stats.median == 2e-3
+    # `kata bench` (no cached_baseline) always times afresh
+    stage(env, with_baseline=True)
+    assert len(calls) == 4
+
+
+def test_a_cached_library_time_is_not_used_for_another_gpu_when_stale_damaged_or_turned_off(env, monkeypatch):
+    calls = _library(env, monkeypatch)
+    stage(env, with_baseline=True, cached_baseline=True)
+    assert len(calls) == 2
+    calls = _library(env, monkeypatch, gpu="NVIDIA H100 80GB HBM3")  # another GPU: timed again
+    stage(env, with_baseline=True, cached_baseline=True)
+    assert len(calls) == 2
+    monkeypatch.setattr(baseline_cache, "MAX_AGE_S", -1.0)  # older than a day: timed again
+    stage(env, with_baseline=True, cached_baseline=True)
+    assert len(calls) == 4
+    monkeypatch.setattr(baseline_cache, "MAX_AGE_S", 3600.0)
+    for f in baseline_cache.folder().glob("*.json"):  # a damaged file reads as absent
+        f.write_text('{"baseline": "forged"')
+    stage(env, with_baseline=True, cached_baseline=True)
+    assert len(calls) == 6
+    monkeypatch.setenv(baseline_cache.CACHE_ENV, "0")
+    stage(env, with_baseline=True, cached_baseline=True)
+    assert len(calls) == 8 and not baseline_cache.all_cached(env.kata, 0, timing.TimingPolicy())
+
+
+def test_the_cache_key_follows_the_case_seed_policy_and_reference(env):
+    policy = timing.TimingPolicy()
+    k = baseline_cache.key(env.kata, {"n": 5000}, 1, policy)
+    assert k == baseline_cache.key(env.kata, {"n": 5000}, 1, policy)
+    assert len({k, baseline_cache.key(env.kata, {"n": 5001}, 1, policy),
+                baseline_cache.key(env.kata, {"n": 5000}, 2, policy),
+                baseline_cache.key(env.kata, {"n": 5000}, 1, dataclasses.replace(policy, flush_bytes=1 << 20))}) == 4
+
+
+def test_with_every_library_time_cached_the_prefetch_imports_no_torch(env, monkeypatch):
+    _library(env, monkeypatch)
+    prefetch_in_background()
+    stage(env, with_baseline=True, cached_baseline=True)
+    started = []
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name))
+    prefetching.prefetch("reduce", 0)
+    assert "kata-torch-import" not in started
+
+
+def test_kata_start_times_the_libraries_ahead_into_the_cache(env, monkeypatch):
+    calls = _library(env, monkeypatch)
+    monkeypatch.setattr(baseline_cache, "torch_version", lambda: "2.11.0")
+    assert perf.time_baselines_ahead(env.kata, 0) == 2 and len(calls) == 2
+    assert baseline_cache.all_cached(env.kata, 0, timing.TimingPolicy())
+    assert perf.time_baselines_ahead(env.kata, 0) == 2 and len(calls) == 2  # nothing twice
+    res = stage(env, with_baseline=True, cached_baseline=True)
+    assert res.ok and len(calls) == 2 and "baseline_cached" in res.phases

@@ -36,7 +36,9 @@ def test_a_grade_right_after_start_waits_for_the_sets_being_made_ahead_and_makes
         return real(rng, **case)
 
     monkeypatch.setattr(kata.reference, "generate", slow_generate)
-    ahead = threading.Thread(target=bench_ahead.make_ahead, args=("reduce", 0), kwargs={"warm": lambda kata: None})
+    timed = []
+    ahead = threading.Thread(target=bench_ahead.make_ahead, args=("reduce", 0),
+                             kwargs={"warm": lambda kata: None, "libraries": lambda kata, seed: timed.append(seed)})
     ahead.start()
     time.sleep(0.1)
     seeds = bench_seeds(len(CASES), 0)
@@ -44,6 +46,7 @@ def test_a_grade_right_after_start_waits_for_the_sets_being_made_ahead_and_makes
     data = bench_pool.make_all(kata, seeds, rotation=rotation_seeds(seeds), launch=refuse)  # the grade's prefetch
     ahead.join()
     assert sorted(made) == sorted([5000, 777, 3] * 2)  # each set made once, by one side or the other
+    assert timed == [0]  # then the library's time at each case, for the same seed
     assert set(data) == {0, 1, 2, ("rotation", 0), ("rotation", 1), ("rotation", 2)}
     for key, d in data.items():
         i, seed = (key[1], rotation_seeds(seeds)[key[1]]) if isinstance(key, tuple) else (key, seeds[key])
