@@ -13,8 +13,9 @@ compile and bench-input caches. Per kata, three grades of solutions/ID, each wit
           the bench inputs ahead, detached): the learner who grades at once; the grade and the
           detached process share the work through the cache's locks
   second  the same KATA_HOME again: the caches the first left
-  ready   in another fresh KATA_HOME: `kata start ID`, then wait until every bench input set is in
-          the cache ("inputs ready after" says how long that took), then the first grade there: the
+  ready   in another fresh KATA_HOME: `kata start ID`, then wait until every bench input set and the
+          library's time at each bench case are in the cache ("inputs ready after" says how long
+          that took), then the first grade there: the
           learner who wrote for a minute before grading
   cold    (--cold) in a third fresh KATA_HOME, no `kata start`: what runs 1-2 measured as "first"
 
@@ -115,10 +116,30 @@ def wait_inputs_ready(kata_id: str, home: Path, limit_s: float) -> float | None:
     keys = [_key(kata, c, s) for _, c, s in input_sets(kata, seeds, rotation_seeds(seeds))]
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < limit_s:
-        if all((root / k / "meta.json").exists() for k in keys):
+        if all((root / k / "meta.json").exists() for k in keys) and _libraries_timed(kata, home):
             return time.perf_counter() - t0
         time.sleep(0.05)
     return None
+
+
+def _libraries_timed(kata, home: Path) -> bool:
+    """The library's time at every bench case is in home's cache too (`kata start` times it after
+    the inputs; grader/performance/baseline_cache.py), where the kata has a baseline and torch is here."""
+    from grader.grading.cases import DEFAULT_SEED
+    from grader.performance import baseline_cache
+    from harness.measure.timing import TimingPolicy
+
+    if getattr(kata.reference, "baseline", None) is None or baseline_cache.torch_version() is None:
+        return True
+    old = os.environ.get("KATA_HOME")
+    os.environ["KATA_HOME"] = str(home)
+    try:
+        return baseline_cache.all_cached(kata, DEFAULT_SEED, TimingPolicy())
+    finally:
+        if old is None:
+            os.environ.pop("KATA_HOME")
+        else:
+            os.environ["KATA_HOME"] = old
 
 
 def _phases(p: dict) -> str:
