@@ -2,7 +2,7 @@
 //   pass for prefill. Q, K, V, O are bf16 B×H×S×D (D = 64 or 128); scores and sums are float32.
 // A block owns BM = 128 query rows of one (batch, head) and has three warpgroups:
 //   - warpgroup 0 produces: one thread loads the Q tile once, then walks the key blocks, filling a
-//     ring of STAGES stages of K and V tiles (BN keys each) by TMA (cp.async.bulk.tensor, 3-D maps
+//     ring of `stages` stages (the launch plan's argument) of K and V tiles (BN keys each) by TMA (cp.async.bulk.tensor, 3-D maps
 //     (d, s, b·h) so rows past S arrive as zeros, 128-byte swizzle), each tile signalling its own
 //     "full" mbarrier (expect_tx of its bytes); before refilling a stage it waits on the stage's
 //     "empty" mbarrier. setmaxnreg gives its registers to the consumers.
@@ -18,16 +18,14 @@
 //   quad once at the end: the quad shares m, so its partial sums rescale alike). Masking (keys past
 //   S, keys past the row with causal) only in the blocks that need it. Causal: key blocks past the
 //   tile's last row are never loaded; tiles are scheduled longest first (blockIdx.y reversed).
-// Shared memory (dynamic, 1024-aligned for the 128-byte swizzle atoms): Q, then STAGES × (K, V);
+// Shared memory (dynamic, 1024-aligned for the 128-byte swizzle atoms): Q, then stages × (K, V);
 //   each tile stored as D / 64 column panels of (rows × 128 bytes), one TMA box each.
 #include <cuda_bf16.h>
 
 #ifndef BN
 #define BN 128        // keys per block (the S wgmma is m64nBNk16): 64 or 128
 #endif
-#ifndef STAGES
-#define STAGES 2      // K/V ring depth
-#endif
+#define MAX_STAGES 4  // the K/V ring's depth is the launch plan's `stages` argument, 1..MAX_STAGES
 #define BM 128        // query rows a block: two consumer warpgroups of 64
 #define THREADS 384
 #define PRODUCER_REGS 40
@@ -106,13 +104,13 @@ __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync
 
 template <int D>
 __device__ __forceinline__ void flash_block(const TensorMap* mapQ, const TensorMap* mapK, const TensorMap* mapV,
-                                            unsigned short* __restrict__ O, int S, int causal)
+                                            unsigned short* __restrict__ O, int S, int causal, int stages)
 {
     constexpr int PANELS = D / 64;                 // 128-byte column panels of a tile
     constexpr int Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
     constexpr int STAGE_BYTES = 2 * KV_BYTES;      // K then V
     extern __shared__ unsigned char raw[];
-    __shared__ __align__(8) unsigned long long full_k[STAGES], full_v[STAGES], empty[STAGES], q_full;
+    __shared__ __align__(8) unsigned long long full_k[MAX_STAGES], full_v[MAX_STAGES], empty[MAX_STAGES], q_full;
     const unsigned base = (smem_addr(raw) + 1023) & ~1023u;
     const unsigned sq = base, ring = base + Q_BYTES;
     const int tid = threadIdx.x, wg = tid / 128;
@@ -120,7 +118,7 @@ __device__ __forceinline__ void flash_block(const TensorMap* mapQ, const TensorM
     const int kend = causal ? min(S, q0 + BM) : S;
     const int blocks = (kend + BN - 1) / BN;
     if (tid == 0) {
-        for (int s = 0; s < STAGES; s++) {
+        for (int s = 0; s < stages; s++) {
             bar_init(smem_addr(&full_k[s]), 1);
             bar_init(smem_addr(&full_v[s]), 1);
             bar_init(smem_addr(&empty[s]), 8);  // one arrival per consumer warp
@@ -135,15 +133,15 @@ __device__ __forceinline__ void flash_block(const TensorMap* mapQ, const TensorM
         if (tid == 0) {
             expect_tx(smem_addr(&q_full), Q_BYTES);
             for (int p = 0; p < PANELS; p++) tma_3d(sq + p * BM * 128, mapQ, 64 * p, q0, bh, smem_addr(&q_full));
-            for (int j = 0; j < blocks; j++) {
-                const int s = j % STAGES;
+            for (int j = 0, s = 0, phase = 0; j < blocks; j++) {  // stage s, its phase-th use
                 const unsigned st = ring + s * STAGE_BYTES;
-                if (j >= STAGES) bar_wait(smem_addr(&empty[s]), (j / STAGES - 1) & 1);
+                if (j >= stages) bar_wait(smem_addr(&empty[s]), phase ^ 1);  // the consumers freed it
                 expect_tx(smem_addr(&full_k[s]), KV_BYTES);
                 for (int p = 0; p < PANELS; p++) tma_3d(st + p * BN * 128, mapK, 64 * p, j * BN, bh, smem_addr(&full_k[s]));
                 expect_tx(smem_addr(&full_v[s]), KV_BYTES);
                 for (int p = 0; p < PANELS; p++)
                     tma_3d(st + KV_BYTES + p * BN * 128, mapV, 64 * p, j * BN, bh, smem_addr(&full_v[s]));
+                if (++s == stages) s = 0, phase ^= 1;
             }
         }
         return;
@@ -161,9 +159,9 @@ __device__ __forceinline__ void flash_block(const TensorMap* mapQ, const TensorM
     float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.0f, 0.0f};
     bar_wait(smem_addr(&q_full), 0);
 
-    for (int j = 0; j < blocks; j++) {
-        const int s = j % STAGES, k0 = j * BN;
-        const unsigned parity = (j / STAGES) & 1, sk = ring + s * STAGE_BYTES, sv = sk + KV_BYTES;
+    for (int j = 0, s = 0, parity = 0; j < blocks; j++) {  // stage s, its parity-th use
+        const int k0 = j * BN;
+        const unsigned sk = ring + s * STAGE_BYTES, sv = sk + KV_BYTES;
         float d[BN / 2];
         bar_wait(smem_addr(&full_k[s]), parity);
         wg_fence();
@@ -228,6 +226,7 @@ __device__ __forceinline__ void flash_block(const TensorMap* mapQ, const TensorM
         wg_commit();
         wg_wait0();
         if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(&empty[s])) : "memory");
+        if (++s == stages) s = 0, parity ^= 1;
     }
 
 #pragma unroll
@@ -247,14 +246,14 @@ __device__ __forceinline__ void flash_block(const TensorMap* mapQ, const TensorM
 // One kernel per head dimension.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) flash_prefill_d64(
     const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
-    const __grid_constant__ TensorMap mapV, unsigned short* __restrict__ O, int S, int causal)
+    const __grid_constant__ TensorMap mapV, unsigned short* __restrict__ O, int S, int causal, int stages)
 {
-    flash_block<64>(&mapQ, &mapK, &mapV, O, S, causal);
+    flash_block<64>(&mapQ, &mapK, &mapV, O, S, causal, stages);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) flash_prefill_d128(
     const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
-    const __grid_constant__ TensorMap mapV, unsigned short* __restrict__ O, int S, int causal)
+    const __grid_constant__ TensorMap mapV, unsigned short* __restrict__ O, int S, int causal, int stages)
 {
-    flash_block<128>(&mapQ, &mapK, &mapV, O, S, causal);
+    flash_block<128>(&mapQ, &mapK, &mapV, O, S, causal, stages);
 }

@@ -2,8 +2,9 @@
 128-byte swizzle (boxes of 64 d × 128 query rows for Q, 64 d × BN keys for K and V: TMA zero-fills
 rows past S), one block of 384 threads (a producer warpgroup and two consumer warpgroups of 64
 query rows) per 128 query rows of one (batch, head): grid (B·H, cdiv(S, 128)), the kernel reverses
-the row tiles so the longest causal ones start first. Dynamic shared memory: the Q tile, STAGES
-stages of K and V tiles, and 1 KB to align them to the swizzle's 1024-byte atoms."""
+the row tiles so the longest causal ones start first. The K/V ring's depth is the kernel's `stages`
+argument (1 to 4). Dynamic shared memory: the Q tile, STAGES stages of K and V tiles, and 1 KB to align
+them to the swizzle's 1024-byte atoms."""
 
 BM, BN, STAGES = 128, 128, 2
 
@@ -22,5 +23,9 @@ def launch(gpu, Q, K, V, O, B, H, S, D, causal):
     ]
     shared = (BM + 2 * STAGES * BN) * D * 2 + 1024
     gpu.launch(
-        f"flash_prefill_d{D}", grid=(B * H, gpu.cdiv(S, BM)), block=384, args=(*maps, O, S, causal), shared=shared
+        f"flash_prefill_d{D}",
+        grid=(B * H, gpu.cdiv(S, BM)),
+        block=384,
+        args=(*maps, O, S, causal, STAGES),
+        shared=shared,
     )
