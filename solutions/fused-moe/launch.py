@@ -15,7 +15,15 @@ def launch(gpu, X, ids, weights, W1, W2, Y, T, H, I, E, k):
     tiles = gpu.cdiv(pairs, BM) + E  # at most one partial tile per expert beyond the full ones
     gpu.memset(Y, 0)
     v4 = "_v4" if H % 4 == 0 and I % 4 == 0 else ""
-    gpu.launch("moe_gemm1" + v4, grid=(gpu.cdiv(I, 64), tiles), block=256,
-               args=(X, W1, order, offsets, counts, tile_start, act, H, I, E, k))
-    gpu.launch("moe_gemm2" + v4, grid=(gpu.cdiv(H, 128), tiles), block=256,
-               args=(act, W2, order, offsets, counts, tile_start, weights, Y, H, I, E, k))
+    gpu.launch(
+        "moe_gemm1" + v4,
+        grid=(gpu.cdiv(I, 64), tiles),
+        block=256,
+        args=(X, W1, order, offsets, counts, tile_start, act, H, I, E, k),
+    )
+    gpu.launch(
+        "moe_gemm2" + v4,
+        grid=(gpu.cdiv(H, 128), tiles),
+        block=256,
+        args=(act, W2, order, offsets, counts, tile_start, weights, Y, H, I, E, k),
+    )

@@ -13,7 +13,15 @@ def launch(gpu, X, ids, weights, W1, W2, Y, T, H, I, E, k):
     gpu.launch("moe_scatter", grid=gpu.cdiv(pairs, 256), block=256, args=(ids, fill, order, pairs))
     tiles = gpu.cdiv(pairs, BM) + E  # at most one partial tile per expert beyond the full ones
     gpu.memset(Y, 0)
-    gpu.launch("moe_gemm1", grid=(gpu.cdiv(I, 32), tiles), block=256,
-               args=(X, W1, order, offsets, counts, tile_start, act, H, I, E, k))
-    gpu.launch("moe_gemm2", grid=(gpu.cdiv(H, 32), tiles), block=256,
-               args=(act, W2, order, offsets, counts, tile_start, weights, Y, H, I, E, k))
+    gpu.launch(
+        "moe_gemm1",
+        grid=(gpu.cdiv(I, 32), tiles),
+        block=256,
+        args=(X, W1, order, offsets, counts, tile_start, act, H, I, E, k),
+    )
+    gpu.launch(
+        "moe_gemm2",
+        grid=(gpu.cdiv(H, 32), tiles),
+        block=256,
+        args=(act, W2, order, offsets, counts, tile_start, weights, Y, H, I, E, k),
+    )
