@@ -11,7 +11,8 @@
 // Both GEMMs are the classic CUDA-core SGEMM (the matmul kata's): a 128×128 block tile, BK = 8,
 //   256 threads each owning an 8×8 block of outputs in registers (4 FMAs per float read from shared
 //   memory, so the FMA pipe, not shared memory, sets the pace), A staged transposed so both shared
-//   reads are float4, tiles double-buffered through registers with one barrier per k-step.
+//   reads are float4, tiles double-buffered through registers with one barrier per k-step; when H and
+//   I are multiples of 4 (the bench shape) the global loads are float4 too (the _v4 kernels).
 //   In GEMM 1 a thread's 8 columns are 4 gate columns and the same 4 up columns (B tile columns
 //   0..63 come from Wg, 64..127 from Wu), so SwiGLU pairs registers acc[i][j] and acc[i][j + 4].
 // Gather: GEMM 1's A rows are X[order[row] / k], a row pointer per staged row fixed for the whole
