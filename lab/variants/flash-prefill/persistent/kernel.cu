@@ -90,11 +90,13 @@ __device__ __forceinline__ void wgmma_ss_n64(float* d, unsigned long long da, un
 }
 // O += A·B, A from registers (mma.sync's A fragment per warp), B MN-major in shared memory.
 __device__ __forceinline__ void wgmma_rs_n128(float* d, const unsigned* a, unsigned long long db) {
-    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" L64 "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 1;"
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" L64 "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1; }"
                  : R16(0), R16(16), R16(32), R16(48) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 __device__ __forceinline__ void wgmma_rs_n64(float* d, const unsigned* a, unsigned long long db) {
-    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" L32 "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;"
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" L32 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1; }"
                  : R16(0), R16(16) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
