@@ -29,6 +29,7 @@ job() {  # name, JOBOUT
     gemm_bench) JOBOUT=$2 ONLY=bench bash lab/device_hopper2.sh ;;
     tails) JOBOUT=$2 bash lab/device/tails.sh ;;
     jail) JOBOUT=$2 bash lab/device/jail.sh ;;
+    hopper29) JOBOUT=$2 bash lab/device/hopper29.sh ;;  # flash-prefill and fused-moe: variants, bench, dev check
     hopper2) JOBOUT=$2 bash lab/device_hopper2.sh ;;
     firsthour) JOBOUT=$2 LIMIT=${FIRSTHOUR_LIMIT:-280} BUDGET=${FIRSTHOUR_BUDGET:-220} \
       KATAS=${FIRSTHOUR_KATAS:-reduce layernorm qgemv paged-attention transpose scan} bash lab/device_firsthour.sh ;;
