@@ -23,7 +23,7 @@ fi
 if [ -z "$ONLY" ] || [ "$ONLY" = bench ]; then
   { timeout "${BENCH_S:-120}" python3 -m grader bench flash-prefill fused-moe --out "$scratch/bench" 2>&1
     echo "kata bench: exit $?"; } > "$OUT/bench.txt"
-  cp "$scratch/bench/bench.md" "$OUT/bench.md" 2>/dev/null
+  cp "$scratch/bench/bench.md" "$scratch/bench/bench.json" "$OUT/" 2>/dev/null
   tail -8 "$OUT/bench.txt"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = devcheck ]; then
