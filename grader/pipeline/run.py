@@ -139,26 +139,43 @@ def _after_compile(
     draft: ReportDraft, run: Grade, *, kata_id, examples, case, hidden, with_estimate, hidden_cases
 ) -> None:
     """The stages that run the kernel, in order, until one ends the grade."""
+    beside = None
     if run.choice.on_gpu:
         # the emulator's worker (the sanitizer's) starts while the GPU runs the cases
         run.emulator.start_beside()
         if case is None:  # torch, for the baseline's timing, imports beside the cases
             performance.import_beside_cases(run.worker, run.kata, draft.seed)
-    ran = correctness_stage(
-        draft, run, sub=run.sub, kata_id=kata_id, examples=examples, case=case, hidden=hidden, hidden_cases=hidden_cases
-    )
+        # the H200 model's run on a CPU worker of its own, beside the cases: kept only if they pass
+        beside = performance.BesideSanitizer(run, draft.seed, _model_worker(run.emulator.program)).start_model()
+    try:
+        ran = correctness_stage(
+            draft,
+            run,
+            sub=run.sub,
+            kata_id=kata_id,
+            examples=examples,
+            case=case,
+            hidden=hidden,
+            hidden_cases=hidden_cases,
+        )
+    except BaseException:
+        if beside is not None:
+            beside.abandon()
+        raise
     if draft.ended:
+        if beside is not None:
+            beside.abandon()
         return
-    if not run.choice.on_gpu:
+    if beside is None:
         sanitizer_and_screen(draft, run, ran.passed)
         if not draft.ended:
             performance.estimate(draft, run, with_estimate=with_estimate, case=case)
         return
     # On the GPU the performance stage runs while the emulator screens: the GPU worker readies it
-    # (backend, bench inputs, torch) and times, the model estimates on a CPU worker of its own.
+    # (backend, bench inputs, torch) and times, while the model estimates on its CPU worker.
     # The sanitizer still decides first: an error finding ends the grade and stops them unread.
     performance.start_prefetch(run.worker, run.kata.id, draft.seed)
-    beside = performance.BesideSanitizer(run, draft.seed, _model_worker(run.emulator.program)).start()
+    beside.start()
     try:
         sanitizer_and_screen(draft, run, ran.passed)
     except BaseException:

@@ -250,10 +250,14 @@ def test_a_clean_sanitizer_lets_the_timing_decide_and_the_model_runs_on_its_own_
     assert len(seen) == 1 and seen[0].program.backend == "cpu" and seen[0] is not emulators[0]
 
 
-def test_torch_is_imported_beside_the_cases_only_for_a_kata_with_a_baseline_where_torch_is_installed(monkeypatch):
+def test_torch_is_imported_beside_the_cases_only_for_a_kata_with_a_baseline_where_torch_is_installed(
+        monkeypatch, tmp_path):
     import importlib.util
     import types
 
+    from grader.performance import baseline_cache
+
+    monkeypatch.setenv("KATA_HOME", str(tmp_path))
     sent = []
 
     class GpuWorker:
@@ -265,9 +269,43 @@ def test_torch_is_imported_beside_the_cases_only_for_a_kata_with_a_baseline_wher
             return True
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name == "torch" else None)
-    assert performance.import_beside_cases(GpuWorker(), REDUCE)
+    assert performance.import_beside_cases(GpuWorker(), REDUCE, 0)
     assert sent == [("import_torch_beside", {"beside_runs": True, "kata_id": "reduce"})]
     no_baseline = types.SimpleNamespace(id="x", reference=types.SimpleNamespace())
-    assert not performance.import_beside_cases(GpuWorker(), no_baseline) and len(sent) == 1
+    assert not performance.import_beside_cases(GpuWorker(), no_baseline, 0) and len(sent) == 1
+    # the library's time at every bench case already in this machine's cache: no torch needed
+    monkeypatch.setattr(baseline_cache, "all_cached", lambda kata, seed, policy: True)
+    assert not performance.import_beside_cases(GpuWorker(), REDUCE, 0) and len(sent) == 1
+    monkeypatch.undo()
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    assert not performance.import_beside_cases(GpuWorker(), REDUCE) and len(sent) == 1
+    assert not performance.import_beside_cases(GpuWorker(), REDUCE, 0) and len(sent) == 1
+
+
+def test_the_model_starts_beside_the_cases_and_its_estimate_reaches_a_passing_grade(tmp_path, on_gpu, monkeypatch):
+    from grader.pipeline import run as run_mod
+
+    calls = []
+    real_start, real_cases = performance.BesideSanitizer.start_model, run_mod.correctness_stage
+    monkeypatch.setattr(performance.BesideSanitizer, "start_model", lambda self: calls.append("model") or real_start(self))
+    monkeypatch.setattr(run_mod, "correctness_stage", lambda *a, **k: calls.append("cases") or real_cases(*a, **k))
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
+    assert (r.verdict, r.stage) == ("pass", "done"), r.headline
+    assert calls[:2] == ["model", "cases"] and r.estimate is not None
+
+
+def test_a_grade_that_fails_its_cases_stops_the_model_started_beside_them(tmp_path, on_gpu, monkeypatch):
+    import multiprocessing
+    import types
+
+    from grader.pipeline import run as run_mod
+
+    def failing(draft, run, **k):
+        draft.end("fail", "correctness", "wrong answer at n = 3", ("wrong-answer",))
+        return types.SimpleNamespace(passed=())
+
+    monkeypatch.setattr(run_mod, "correctness_stage", failing)
+    before = set(multiprocessing.active_children())
+    r = grade(workspace(tmp_path, REDUCE.solution_dir / "kernel.cu"))
+    assert (r.verdict, r.stage, r.headline) == ("fail", "correctness", "wrong answer at n = 3")
+    assert r.estimate is None and r.performance is None
+    assert set(multiprocessing.active_children()) - before == set()  # the model's worker is gone too
