@@ -51,10 +51,16 @@ _FP8_BITS = 13  # mantissa bits an fp8 wgmma keeps of its products and of its su
 
 
 class _WarpState:
-    __slots__ = ("committed", "ever_fenced", "fenced", "issued_group", "snapshot")
+    __slots__ = ("at_fence", "committed", "ever_fenced", "issued_group", "snapshot")
 
     def __init__(self):
-        self.ever_fenced, self.fenced, self.snapshot, self.committed = False, False, None, 0
+        self.ever_fenced, self.committed = False, 0
+        # The fence rule (_fence_check): a wgmma may accumulate into registers that hold what a wgmma
+        # left there (snapshot: accumulator register names -> values) or what they held at the
+        # warp's last wgmma.fence (at_fence: wgmma accumulator register row -> values). So one fence
+        # after the online softmax's rescale of O covers both S = QKᵀ and O += PV that follow.
+        self.snapshot: dict = {}
+        self.at_fence: dict = {}
 
 
 def _ws(eng, block: int, warp: int) -> _WarpState:
@@ -149,7 +155,17 @@ def WARPSYNC_OR_PLAIN(eng, inst, fn):
 
 
 def _fence(eng, w, b, s):
-    s.ever_fenced = s.fenced = True
+    s.ever_fenced = True
+    rows = getattr(eng, "wgmma_acc_rows", None)
+    if rows and mb.state(eng).check is not None:  # the sanitizer's: what the accumulators hold now
+        lanes = _warp_lanes(eng, b, w)
+        s.at_fence = {r: eng.file32[r][lanes].copy() for r in rows}
+
+
+def _warp_lanes(eng, block: int, warp: int) -> np.ndarray:
+    """The lane indices of one warp (lanes are laid out block by block, threads in order)."""
+    hit = np.flatnonzero((eng.lane_block == block) & (eng.lane_tid // 32 == warp))
+    return hit
 
 
 def _commit(eng, w, b, s):
@@ -181,6 +197,12 @@ def _mma(eng, inst):
                              inst.file, inst.line)
     reg_a = o[1].kind == "vec"
     dviews = [eng.view(r.name, "b32") for r in d_regs]
+    dkey = tuple(r.name for r in d_regs)
+    drows = [eng.row32.get(r.name) for r in d_regs]
+    if all(r is not None for r in drows):  # registered for the fences' snapshots
+        eng.wgmma_acc_rows = sorted(set(getattr(eng, "wgmma_acc_rows", ())) | set(drows))
+    else:
+        drows = None
     aget = [get(eng, inst, r, "b32") for r in o[1].items] if reg_a else get(eng, inst, o[1], "u64")
     bget = get(eng, inst, o[2], "u64")
     scale_d = get(eng, inst, o[3], "pred") if o[3].kind == "reg" else (lambda sel, v=bool(o[3].value): v)
@@ -222,7 +244,7 @@ def _mma(eng, inst):
                 ranges.append((int(aaddr.min()), int(aaddr.max()) + ea))
             acc = _unpack_d(dregs[i], td)
             if st.check is not None:
-                _fence_check(eng, inst, ws, lanes, dregs[i], bool(sd[i, 0]))
+                _fence_check(eng, inst, ws, lanes, dregs[i], bool(sd[i, 0]), dkey, drows)
                 st.check.wgmma_reads(inst, block, eng.lane_tid[lanes], ranges)
                 st.check.wgmma_issued(block, warp, ws.committed, ranges, inst.line)
             base = acc if sd[i, 0] else np.zeros_like(acc)
@@ -230,8 +252,7 @@ def _mma(eng, inst):
             raw = _pack_d(out, td)
             for r, v in enumerate(dviews):
                 v[lanes] = raw[:, r]
-            ws.snapshot = raw.copy()
-            ws.fenced = False
+            ws.snapshot[dkey] = raw.copy()
     return WARPSYNC, run
 
 
@@ -257,9 +278,17 @@ def _fp8_sum(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> np.ndarray:
     return _cut(total, np.ldexp(1.0, (_exponent(total) - _FP8_BITS).astype(np.int64)))
 
 
-def _fence_check(eng, inst, ws, lanes, regs, accumulate):
-    changed = ws.snapshot is not None and accumulate and not np.array_equal(ws.snapshot, regs)
-    if not ws.ever_fenced or (changed and not ws.fenced):
+def _fence_check(eng, inst, ws, lanes, regs, accumulate, dkey, drows):
+    """regs: (32, nregs) the accumulator's values as this wgmma reads them."""
+    last = ws.snapshot.get(dkey)
+    fenced = None
+    if drows is not None and all(r in ws.at_fence for r in drows):
+        fenced = np.stack([ws.at_fence[r] for r in drows], axis=-1)
+    changed = (accumulate and (last is None or not np.array_equal(last, regs))
+               and (fenced is None or fenced.shape != regs.shape or not np.array_equal(fenced, regs)))
+    if last is None and fenced is None:  # nothing to compare with: only the first-fence rule
+        changed = False
+    if not ws.ever_fenced or changed:
         why = ("this warp's first wgmma.mma_async has no wgmma.fence before it" if not ws.ever_fenced else
                "the accumulator registers were changed by other instructions since the last wgmma, with no "
                "wgmma.fence between")

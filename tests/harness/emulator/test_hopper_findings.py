@@ -50,6 +50,7 @@ STREAM = HEAD + r'''    for (int c = 0; c < 2; c++) {
     }
 }
 '''
+FENCE_ = 'asm volatile("wgmma.fence.sync.aligned;" ::: "memory");'
 WGMMA = r'''
 extern "C" __global__ void k(const float* x, float* out) {
     __shared__ __align__(1024) unsigned short tile[64 * 16 + 16 * 16];
@@ -69,6 +70,21 @@ extern "C" __global__ void k(const float* x, float* out) {
     for (int i = 0; i < 8; i++) out[threadIdx.x * 8 + i] = d[i];
 }
 '''
+# FlashAttention's order: S = QKᵀ and O += PV into two accumulators. O is rescaled between rounds;
+# one fence after the rescale covers both wgmmas that follow (PTX allows it), none leaves O's
+# wgmma reading registers the warp changed since O's own last wgmma.
+_MMA = ('asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0; wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 '
+        '{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0; }" : "+f"(R[0]), "+f"(R[1]), "+f"(R[2]), "+f"(R[3]), '
+        '"+f"(R[4]), "+f"(R[5]), "+f"(R[6]), "+f"(R[7]) : "l"(a), "l"(b));')
+TWO_ACC = WGMMA.split("    {FENCE}")[0].replace("float d[8]", "float e[8] = {0, 0, 0, 0, 0, 0, 0, 0}, d[8]") + (
+    "    " + FENCE_ + "\n    " + _MMA.replace("R[", "d[") + "\n    " + _MMA.replace("R[", "e[") + "\n"
+    "    asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+    "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+    "    for (int i = 0; i < 8; i++) e[i] *= 0.5f;  // the online softmax's rescale of O\n"
+    "    {FENCE2}\n    " + _MMA.replace("R[", "d[") + "\n    " + _MMA.replace("R[", "e[") + " {MMA}\n"
+    "    asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+    "    asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n"
+    "    for (int i = 0; i < 8; i++) out[threadIdx.x * 8 + i] = d[i] + e[i];\n}\n")
 CLUSTER = r'''
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -113,6 +129,8 @@ CASES = {  # name -> (template, kind, provoking fill, correct fill)
                            {"{INIT}": 'if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 128;" '
                                       ':: "r"(b) : "memory");'}),
     "remote-read-without-cluster-sync": (CLUSTER, "dsmem-unsynchronized", {"{SYNC}": ""}, {"{SYNC}": "cl.sync();"}),
+    "rescaled-accumulator-without-fence": (TWO_ACC, "wgmma-missing-fence", {"{FENCE2}": "", "{MMA}": "// expect"},
+                                           {"{FENCE2}": FENCE, "{MMA}": ""}),
     "store-before-wait": (WGMMA, "wgmma-operand-changed",
                           {"{FENCE}": FENCE, "{MMA}": "", "{EARLY}": STORE + " // expect", "{LATE}": ""},
                           {"{FENCE}": FENCE, "{MMA}": "", "{EARLY}": "", "{LATE}": STORE}),
