@@ -5,11 +5,15 @@ come from DRAM.
   (loads only: stores write through to L2), while the block's distinct sectors fit its share of
   the L1 left after shared memory.
 - L2 is shared by every SM. Blocks start in linear order, `concurrency` at a time (the resident
-  blocks of the whole GPU), so block i runs in wave i // concurrency. Within a wave, a sector's
-  second and later touches hit (the blocks of a tiled matmul read the same tile of A at nearly
-  the same time). A sector touched in an earlier wave hits if fewer than the L2's capacity of
-  other sectors were touched in between (stack distance at wave granularity), else it is read
-  from DRAM again. A sector stored is written back to DRAM once per such lifetime.
+  blocks of the whole GPU), so block i runs in wave i // concurrency; inside a wave the
+  emulator's issue stamps order the accesses in time. That timeline is cut into short epochs
+  (EPOCH_SHARE of the L2). Within an epoch a sector's second and later touches hit (the blocks of
+  a tiled matmul read the same tile of A at nearly the same time). A sector touched in an earlier
+  epoch hits if fewer than the L2's capacity of other sectors were touched in between (stack
+  distance at epoch granularity), else it is read from DRAM again: a warp that reads its row
+  twice, once to reduce and once to write, while every resident warp reads its own row between
+  the two, reads it from DRAM twice when the resident rows outgrow the L2 (rmsnorm's warp per
+  row), as it does on the H200. A sector stored is written back to DRAM once per such lifetime.
 """
 from __future__ import annotations
 
@@ -18,6 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 SECTOR = 32
+#: an epoch of the L2 model's timeline: this share of the L2's sectors in accesses (so a re-touch
+#: within one is nearer than the capacity, and one across epochs is judged by what came between)
+EPOCH_SHARE = 0.125
 
 
 @dataclass(frozen=True)
@@ -67,8 +74,14 @@ def simulate(rec: dict, concurrency: int, l2_sectors: float, l1_sectors_per_bloc
         keep = fit[np.searchsorted(ub, blk[repeat])]
         l1_hit[repeat] = (np.arange(repeat.size) * 0.6180339887 % 1.0) < keep
 
-    # L2: what L1 did not serve; per (wave, sector) the first touch may miss
+    # L2: what L1 did not serve, in time order: by wave, then by issue stamp (the emulator runs its
+    # resident blocks in lockstep, lowest PC first, so `seq` orders a wave's accesses in time). The
+    # stream is cut into epochs of EPOCH_SHARE of the L2's sectors; per (epoch, sector) the first
+    # touch may miss
     l2 = np.flatnonzero(~l1_hit)
+    timeline = l2[np.lexsort((seq[l2], wave[l2]))]
+    wave = np.zeros(n, np.int64)  # from here on: the access's epoch (L1 hits keep 0)
+    wave[timeline] = np.arange(timeline.size) // max(1, int(l2_sectors * EPOCH_SHARE))
     w, s = wave[l2], sec[l2]
     key = w * (1 << 40) + s
     order, first = _first_flags(key, seq[l2])
