@@ -94,9 +94,12 @@ def main() -> int:
     policy = timing.TimingPolicy(**({"flush_mode": args.flush} if args.flush else {}))
     flush = timing.L2Flush(policy.flush_bytes, policy.flush_mode) if args.backend == "gpu" else None
     checks = 0 if args.no_check or args.runs else (args.checks or (2 if args.backend == "cpu" else 1))
+    dirs = [Path(d) for d in args.dirs if (Path(d) / "kernel.cu").is_file()]  # `variants/*` also matches NOTES.md
+    for d in sorted(set(map(str, args.dirs)) - set(map(str, dirs))):
+        print(f"{d}: skipped, no kernel.cu in it")
     for i, case in enumerate(cases):
         data = bench_data(kata, case, args.seed + BENCH_SEED_OFFSET + i)  # kata bench's very inputs
-        for d in map(Path, args.dirs):
+        for d in dirs:
             compiled = compiler.compile((d / "kernel.cu").read_text(), "kernel.cu", cubin=args.backend == "gpu")
             if not compiled.ok:
                 print(f"{d} {case}: compile error\n{compiled.log}")
