@@ -1,4 +1,4 @@
-"""Control flow and synchronisation: bra, exit/ret, call, bar.sync/barrier, trap, and the
+"""Control flow and synchronisation: bra, exit/ret, call, bar.sync/bar.arrive/barrier, trap, and the
 instructions that only order memory (membar, fence), which a sequential emulator already honours.
 
 The builders here only tell the engine what kind of instruction it is; the engine's scheduler
@@ -41,7 +41,7 @@ def bar(eng, inst):
         from .ops_warp import warp_sync_builder
         return warp_sync_builder(eng, inst)
     if "arrive" in mods:
-        raise UnsupportedPTX(inst.opcode, inst.file, inst.line)
+        return _bar_arrive(eng, inst)
     if "red" in mods:
         return _bar_red(eng, inst)
     ops = inst.ops
@@ -51,6 +51,28 @@ def bar(eng, inst):
     count = ops[1].value if len(ops) > 1 and ops[1].kind == "imm" else None
     inst.aux = (bid, count)
     return BARRIER, _nothing
+
+
+def _bar_arrive(eng, inst):
+    """bar.arrive id, count (barrier.arrive): the producer's half of a named barrier. Its threads
+    count towards barrier `id` and go on; the threads waiting at a bar.sync id, count are released
+    once `count` threads (arrivals and waiters) have come (FlashAttention-3's warpgroup ping-pong,
+    a producer warp handing a buffer to consumer warps)."""
+    ops = inst.ops
+    if len(ops) < 2 or ops[0].kind != "imm" or ops[1].kind != "imm":
+        raise UnsupportedPTX(inst.opcode + " without an immediate barrier id and thread count", inst.file, inst.line)
+    bid, count = int(ops[0].value), int(ops[1].value)
+    inst.aux = (bid, count)
+
+    def run(sel):
+        idx = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else np.asarray(sel)
+        if idx.size == 0:
+            return
+        eng.arrived[bid] = eng.arrived.get(bid, np.zeros(eng.R, np.int64)) + np.bincount(
+            eng.lane_slot[idx], minlength=eng.R)
+        eng._check_barriers(np.unique(eng.lane_slot[idx]))
+
+    return PLAIN, run
 
 
 def _bar_red(eng, inst):
