@@ -127,6 +127,7 @@ def _libraries_timed(kata, home: Path) -> bool:
     the inputs; grader/performance/baseline_cache.py), where the kata has a baseline and torch is here."""
     from grader.grading.cases import DEFAULT_SEED
     from grader.performance import baseline_cache
+    from grader.performance.prefetching import bench_seeds
     from harness.measure.timing import TimingPolicy
 
     if getattr(kata.reference, "baseline", None) is None or baseline_cache.torch_version() is None:
@@ -134,7 +135,7 @@ def _libraries_timed(kata, home: Path) -> bool:
     old = os.environ.get("KATA_HOME")
     os.environ["KATA_HOME"] = str(home)
     try:
-        return baseline_cache.all_cached(kata, DEFAULT_SEED, TimingPolicy())
+        return baseline_cache.all_cached(kata, bench_seeds(len(kata.bench.cases), DEFAULT_SEED), TimingPolicy())
     finally:
         if old is None:
             os.environ.pop("KATA_HOME")

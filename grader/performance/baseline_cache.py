@@ -121,11 +121,9 @@ def save(k: str, entry: Entry) -> None:
         pass
 
 
-def all_cached(kata, seed: int, policy) -> bool:
-    """Whether every bench case of kata has a fresh library time (any GPU: the stage checks which):
-    then the grade's GPU worker need not import torch beside its correctness runs."""
-    from grader.performance.prefetching import bench_seeds
-
+def all_cached(kata, seeds: list[int], policy) -> bool:
+    """Whether every bench case of kata (case i drawn with seeds[i], prefetching.bench_seeds) has a
+    fresh library time (any GPU: the stage checks which): then the grade's GPU worker need not
+    import torch beside its correctness runs."""
     cases = tuple(kata.bench.cases)
-    seeds = bench_seeds(len(cases), seed)
     return bool(cases) and all(load(key(kata, dict(c), s, policy)) is not None for c, s in zip(cases, seeds))

@@ -14,7 +14,7 @@ from grader.grading import stage_progress as _progress
 from grader.grading.runs import PROBLEM_REASON
 from grader.performance.model import stage as model_stage
 from grader.performance.occupancy import occupancy_table
-from grader.performance.prefetching import import_torch_beside, prefetch
+from grader.performance.prefetching import bench_seeds, import_torch_beside, prefetch
 from grader.pipeline.draft import ReportDraft
 from grader.results import ResourceStage
 from harness.backends.base import H200
@@ -46,7 +46,8 @@ def import_beside_cases(worker: Worker, kata, seed: int) -> bool:
 
     if getattr(kata.reference, "baseline", None) is None or importlib.util.find_spec("torch") is None:
         return False
-    if baseline_cache.enabled() and baseline_cache.all_cached(kata, seed, TimingPolicy()):
+    seeds = bench_seeds(len(kata.bench.cases), seed)
+    if baseline_cache.enabled() and baseline_cache.all_cached(kata, seeds, TimingPolicy()):
         return False
     return worker.start() is None and worker.prefetch(import_torch_beside, beside_runs=True, kata_id=kata.id)
 

@@ -274,7 +274,7 @@ def test_torch_is_imported_beside_the_cases_only_for_a_kata_with_a_baseline_wher
     no_baseline = types.SimpleNamespace(id="x", reference=types.SimpleNamespace())
     assert not performance.import_beside_cases(GpuWorker(), no_baseline, 0) and len(sent) == 1
     # the library's time at every bench case already in this machine's cache: no torch needed
-    monkeypatch.setattr(baseline_cache, "all_cached", lambda kata, seed, policy: True)
+    monkeypatch.setattr(baseline_cache, "all_cached", lambda kata, seeds, policy: True)
     assert not performance.import_beside_cases(GpuWorker(), REDUCE, 0) and len(sent) == 1
     monkeypatch.undo()
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)

@@ -241,7 +241,7 @@ def test_a_grade_keeps_the_library_time_and_the_next_grade_reuses_it_without_tor
     calls = _library(env, monkeypatch)
     first = stage(env, with_baseline=True, cached_baseline=True)
     assert first.ok and len(calls) == 2 and "baseline_cached" not in first.phases
-    assert baseline_cache.all_cached(env.kata, 0, timing.TimingPolicy())
+    assert baseline_cache.all_cached(env.kata, prefetching.bench_seeds(2, 0), timing.TimingPolicy())
     second = stage(env, with_baseline=True, cached_baseline=True)
     assert second.ok and len(calls) == 2  # nothing timed again
     assert second.phases["baseline_cached"] >= 0 and "torch_import" not in second.phases
@@ -270,7 +270,7 @@ def test_a_cached_library_time_is_not_used_for_another_gpu_when_stale_damaged_or
     assert len(calls) == 6
     monkeypatch.setenv(baseline_cache.CACHE_ENV, "0")
     stage(env, with_baseline=True, cached_baseline=True)
-    assert len(calls) == 8 and not baseline_cache.all_cached(env.kata, 0, timing.TimingPolicy())
+    assert len(calls) == 8 and not baseline_cache.all_cached(env.kata, prefetching.bench_seeds(2, 0), timing.TimingPolicy())
 
 
 def test_the_cache_key_follows_the_case_seed_policy_and_reference(env):
@@ -296,7 +296,7 @@ def test_kata_start_times_the_libraries_ahead_into_the_cache(env, monkeypatch):
     calls = _library(env, monkeypatch)
     monkeypatch.setattr(baseline_cache, "torch_version", lambda: "2.11.0")
     assert perf.time_baselines_ahead(env.kata, 0) == 2 and len(calls) == 2
-    assert baseline_cache.all_cached(env.kata, 0, timing.TimingPolicy())
+    assert baseline_cache.all_cached(env.kata, prefetching.bench_seeds(2, 0), timing.TimingPolicy())
     assert perf.time_baselines_ahead(env.kata, 0) == 2 and len(calls) == 2  # nothing twice
     res = stage(env, with_baseline=True, cached_baseline=True)
     assert res.ok and len(calls) == 2 and "baseline_cached" in res.phases
