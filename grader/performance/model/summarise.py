@@ -119,9 +119,11 @@ def _blocks_per_sm(threads: int, shared: int, registers: int = 0) -> int:
     return blocks_per_sm(threads, shared, registers, H200)
 
 
-def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread=(1.0, 0.0)) -> LaunchSummary:
+def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread=(1.0, 0.0),
+            bench_grid: int | None = None) -> LaunchSummary:
     """spread (spread.py): the grid's mean work per block over the sampled blocks', by which every
-    count and the average warp scale, and the heaviest warp the probes saw."""
+    count and the average warp scale, and the heaviest warp the probes saw. bench_grid: the blocks
+    of the matching bench-shape launch (None: unknown)."""
     spread, probe_warp_max = spread
     threads = int(np.prod(L["block"]))
     grid = int(np.prod(L["grid"]))
@@ -129,7 +131,14 @@ def _launch(L: dict, footprint: float, registers: dict, batches: dict, spread=(1
     bps = _blocks_per_sm(threads, L["shared"], registers.get(L["kernel"], 0))
     if ran < grid:  # a sample: its share of L2 is the sample's share of the resident blocks
         concurrency = ran
-        l2 = h200.L2_BYTES / h200.SECTOR * min(1.0, ran / max(1, min(grid, bps * h200.SMS)))
+        share = ran / max(1, min(grid, bps * h200.SMS))
+        if bench_grid and bench_grid != grid:
+            # a sample at a smaller shape stands for the bench's resident blocks: its share of the
+            # L2 is its share of those, and its blocks' bytes are the bench's blocks' scaled by the
+            # per-block footprint (a row re-read after every resident row was read misses at the
+            # bench shape, so it must at the model's)
+            share = footprint * ran * bench_grid / (grid * max(1, min(bench_grid, bps * h200.SMS)))
+        l2 = h200.L2_BYTES / h200.SECTOR * min(1.0, share)
     else:  # the whole grid at a smaller shape: the L2 shrinks with the footprint
         concurrency = max(1, min(grid, bps * h200.SMS))
         l2 = h200.L2_BYTES / h200.SECTOR * min(1.0, footprint)
@@ -254,6 +263,19 @@ def _spread(run) -> list[tuple[float, float]]:
     return [tuple(x) for x in extra.get("spread") or [(1.0, 0.0)] * len(launches)]
 
 
+def _bench_grid(dry, lib: dict, i: int, kernel: str, count: int) -> int | None:
+    """Blocks of the bench-shape launch matching model launch i (estimate._geometry's matching),
+    None where the plan has no dry run (mode "full") or no launch matches."""
+    if not dry or lib.get("mode") == "full":
+        return None
+    names = [d[0] for d in dry]
+    if (len(dry) == count or i < len(dry)) and i < len(dry) and dry[i][0] == kernel:
+        return int(np.prod(dry[i][1]))
+    if kernel in names:
+        return int(np.prod(dry[names.index(kernel)][1]))
+    return None
+
+
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
                 ptx: str, filename: str, registers: dict | None = None, out_of_budget: bool = False,
                 bench_heaviest: float | None = None, dry_buffers: list | None = None) -> Observation:
@@ -272,8 +294,9 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     work = [max(1.0, float(r[1].get(key, 0) or 0)) for r in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
-    summaries = [[_launch(L, float(r[1].get("bytes", 1) or 1) / foot, registers or {}, batches, f)
-                  for L, f in zip(r[0], _spread(r))] for r in runs]
+    summaries = [[_launch(L, float(r[1].get("bytes", 1) or 1) / foot, registers or {}, batches, f,
+                          _bench_grid(dry, lib, i, L["kernel"], len(r[0])))
+                  for i, (L, f) in enumerate(zip(r[0], _spread(r)))] for r in runs]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})

@@ -89,6 +89,26 @@ def test_cache_model_misses_again_when_the_l2_is_too_small_between_waves():
     assert small.dram_read_sectors == 108 and big.dram_read_sectors == 104
 
 
+def test_cache_model_misses_again_inside_one_wave_when_the_wave_touched_more_than_the_l2_between():
+    # two resident blocks, one wave: each reads its 100-sector row, then reads the row again (the
+    # L1 too small to keep it); between a block's two reads the wave touched 200 other sectors
+    blocks = [0] * 100 + [1] * 100 + [0] * 100 + [1] * 100
+    sectors = list(range(100)) + list(range(1000, 1100)) + list(range(100)) + list(range(1000, 1100))
+    rec = _records(blocks, sectors)
+    rec["seq"] = np.concatenate([np.arange(100), np.arange(100), 100 + np.arange(100), 100 + np.arange(100)])
+    small = cache.simulate(rec, concurrency=2, l2_sectors=64, l1_sectors_per_block=0)
+    big = cache.simulate(rec, concurrency=2, l2_sectors=1000, l1_sectors_per_block=0)
+    assert small.dram_read_sectors == 400 and big.dram_read_sectors == 200 and big.l2_hits == 200
+
+
+def test_a_warp_that_reads_its_row_twice_reads_it_from_dram_twice_when_the_resident_rows_outgrow_the_l2():
+    # rmsnorm, a warp per row: at the bench shape 8,448 resident rows of 32-64 KB (x and r) are read
+    # between a row's two reads; the H200 took 0.468 and 0.938 ms, 1.9x its compulsory bytes' time
+    est = _estimate("rmsnorm", ROOT / "lab" / "validation" / "rmsnorm" / "warp_per_row")
+    for c in est.cases:
+        assert c.dram_bytes > 1.2 * c.compulsory_bytes, (c.case, c.dram_bytes / c.compulsory_bytes)
+
+
 def test_loads_in_flight_counts_unrolled_independent_loads_as_one_round_trip():
     src = r'''extern "C" __global__ void k(const float* __restrict__ x, float* y, const int* __restrict__ idx) {
         int i = threadIdx.x;
