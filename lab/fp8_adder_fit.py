@@ -5,7 +5,7 @@ exact sum cut to 13 mantissa bits, the first four (in the case's lane order) 406
 4108.5. Candidates: each product cut (toward zero, down, to nearest) to 2^(e - F), e the exponent
 of the largest term of a group of G products and the accumulator, the sum cut to 13 bits after each
 group or at the end. Prints the best; the one that matches both is harness/emulator/ops_wgmma.py's
-_fp8_sum (F = 13, toward zero, a group of the whole k32 step).
+ops_fp8.fp8_sum (F = 13, toward zero, a group of the whole k32 step).
 
     python lab/fp8_adder_fit.py
 """

@@ -8,7 +8,7 @@
 
 A warpgroup is four consecutive warps; warp w of it owns rows 16w..16w+15 of the 64-row tile, so
 each warp computes its rows on its own: D = A·B + (scale-d ? D : 0), the product exact in float64
-and rounded once. An fp8 wgmma with f32 accumulators sums as the H200 does (`_fp8_sum`): every
+and rounded once. An fp8 wgmma with f32 accumulators sums as the H200 does (ops_fp8.fp8_sum): every
 product of the k32 step is cut toward zero to the multiple of 2^(e - 13), e the exponent of the
 largest of them and the accumulator, the cut products and the accumulator are added exactly, and
 the sum is cut toward zero to 13 mantissa bits (an "FP22" accumulator: SageAttention2 found it on
@@ -40,14 +40,13 @@ from . import ops_mbarrier as mb
 from . import warpmat as wm
 from .findings import UnsupportedPTX
 from .ops import PLAIN, WARPSYNC, builder, get
-from .ops_fp8 import VALUES
+from .ops_fp8 import VALUES, fp8_sum
 from .tensormap import swizzle_offsets
 
 _IN = {"bf16": 2, "f16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1}
 _K = {"bf16": 16, "f16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 _SPAN = {0: 0, 1: 128, 2: 64, 3: 32}  # descriptor layout code -> swizzle bytes
 _MODE = {0: 0, 1: 3, 2: 2, 3: 1}  # descriptor layout code -> tensormap swizzle mode
-_FP8_BITS = 13  # mantissa bits an fp8 wgmma keeps of its products and of its sum (_fp8_sum)
 
 
 class _WarpState:
@@ -248,34 +247,12 @@ def _mma(eng, inst):
                 st.check.wgmma_reads(inst, block, eng.lane_tid[lanes], ranges)
                 st.check.wgmma_issued(block, warp, ws.committed, ranges, inst.line)
             base = acc if sd[i, 0] else np.zeros_like(acc)
-            out = _fp8_sum(A, B, base) if fp8_f32 else A @ B + base
+            out = fp8_sum(A, B, base) if fp8_f32 else A @ B + base
             raw = _pack_d(out, td)
             for r, v in enumerate(dviews):
                 v[lanes] = raw[:, r]
             ws.snapshot[dkey] = raw.copy()
     return WARPSYNC, run
-
-
-def _cut(x: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """x cut toward zero to a multiple of q."""
-    return np.trunc(x / q) * q
-
-
-def _exponent(x: np.ndarray) -> np.ndarray:
-    """floor(log2 |x|), 0 where x is 0."""
-    return np.frexp(np.where(x == 0, 1.0, x))[1] - 1.0
-
-
-def _fp8_sum(A: np.ndarray, B: np.ndarray, acc: np.ndarray) -> np.ndarray:
-    """D = A·B + acc as an fp8 wgmma with f32 accumulators does it on the H200 (module docstring):
-    A (16, K), B (K, N), acc (16, N), all exact float64 values."""
-    p = A[:, :, None] * B[None, :, :]  # (16, K, N): every product is exact in float64
-    top = np.maximum(np.abs(acc), np.maximum(p.max(axis=1), -p.min(axis=1)))
-    e = (_exponent(top) - _FP8_BITS).astype(np.int64)  # the products are cut to multiples of 2^e
-    p *= np.ldexp(1.0, -e)[:, None, :]  # in place: a wgmma of fp8-gemm's emulation is ~0.2 ms, not 0.6
-    np.trunc(p, out=p)
-    total = acc + np.ldexp(p.sum(axis=1), e)
-    return _cut(total, np.ldexp(1.0, (_exponent(total) - _FP8_BITS).astype(np.int64)))
 
 
 def _fence_check(eng, inst, ws, lanes, regs, accumulate, dkey, drows):

@@ -23,6 +23,7 @@ import math
 
 from grader.performance.model import h200
 from grader.performance.model.static import async_unit, pipe
+from grader.performance.model.summarise import bench_launch
 from grader.performance.model.terms import LaunchCost, PcCost
 
 
@@ -32,13 +33,8 @@ HEAVY_CHAIN = 2.0
 
 def _geometry(obs, i: int, L) -> tuple[tuple, tuple, int]:
     """(grid, block, dynamic shared) of the bench-shape launch matching model launch i."""
-    dry = obs.dry if obs.mode != "full" else []
-    names = [d[0] for d in dry]
-    if len(dry) == len(obs.launches) and dry[i][0] == L.kernel or i < len(dry) and dry[i][0] == L.kernel:
-        d = dry[i]
-        return tuple(d[1]), tuple(d[2]), int(d[3])
-    if L.kernel in names:
-        d = dry[names.index(L.kernel)]
+    d = bench_launch(obs.dry, obs.mode, i, L.kernel)
+    if d is not None:
         return tuple(d[1]), tuple(d[2]), int(d[3])
     grid = list(L.grid)
     if obs.mode == "full":  # the plan reads results back, so no dry run: grow the grid with the work

@@ -263,17 +263,12 @@ def _spread(run) -> list[tuple[float, float]]:
     return [tuple(x) for x in extra.get("spread") or [(1.0, 0.0)] * len(launches)]
 
 
-def _bench_grid(dry, lib: dict, i: int, kernel: str, count: int) -> int | None:
-    """Blocks of the bench-shape launch matching model launch i (estimate._geometry's matching),
-    None where the plan has no dry run (mode "full") or no launch matches."""
-    if not dry or lib.get("mode") == "full":
+def bench_launch(dry, mode, i: int, kernel: str):
+    """The bench-shape launch (kernel, grid, block, dynamic shared) matching model launch i: the
+    i-th if it runs the same kernel, else that kernel's first; None without a dry run (mode "full")."""
+    if not dry or mode == "full":
         return None
-    names = [d[0] for d in dry]
-    if (len(dry) == count or i < len(dry)) and i < len(dry) and dry[i][0] == kernel:
-        return int(np.prod(dry[i][1]))
-    if kernel in names:
-        return int(np.prod(dry[names.index(kernel)][1]))
-    return None
+    return dry[i] if i < len(dry) and dry[i][0] == kernel else next((d for d in dry if d[0] == kernel), None)
 
 
 def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, stopped: bool,
@@ -294,9 +289,10 @@ def observation(kata, entry: dict, lib: dict, dry, dry_error: str, runs: list, s
     work = [max(1.0, float(r[1].get(key, 0) or 0)) for r in runs]
     wb = max(1.0, float(cost_bench.get(key, 0) or 0))
     foot = float(cost_bench.get("bytes", 1) or 1)
+    benches = [[bench_launch(dry, lib.get("mode"), i, L["kernel"]) for i, L in enumerate(r[0])] for r in runs]
     summaries = [[_launch(L, float(r[1].get("bytes", 1) or 1) / foot, registers or {}, batches, f,
-                          _bench_grid(dry, lib, i, L["kernel"], len(r[0])))
-                  for i, (L, f) in enumerate(zip(r[0], _spread(r)))] for r in runs]
+                          int(np.prod(b[1])) if b is not None else None)
+                  for L, f, b in zip(r[0], _spread(r), bl)] for r, bl in zip(runs, benches)]
     last = summaries[-1]
     if len(runs) == 2 and [L.kernel for L in summaries[0]] == [L.kernel for L in last] and work[1] > work[0]:
         e = _shape_exponent(bench, entry["model_case"], entry.get("model_case2") or {})
